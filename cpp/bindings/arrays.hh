@@ -1,0 +1,74 @@
+// arrays.hh: every ndarray check of the bindings in one place.
+//
+// Inputs are float64 NumPy arrays of any strides (the Python facades convert other dtypes first);
+// they are read through their strides, never assumed contiguous. Outputs are fresh NumPy arrays
+// owned by a capsule.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "robot_model.hh"
+
+namespace simdplan::bind {
+
+namespace nb = nanobind;
+using InArray = nb::ndarray<const double, nb::device::cpu>;
+using FloatIn = nb::ndarray<const float, nb::device::cpu>;
+
+// A (dof,) joint vector, as a 1 x dof Strided.
+inline Strided as_vector(const InArray& a, int64_t dof, const char* name) {
+  if (a.ndim() != 1 || int64_t(a.shape(0)) != dof)
+    throw std::invalid_argument(std::string(name) + " must have shape (" + std::to_string(dof) + ",), got " +
+                                (a.ndim() == 1 ? "(" + std::to_string(a.shape(0)) + ",)" : std::to_string(a.ndim()) + " dimensions"));
+  return {a.data(), 1, dof, 0, a.ndim() ? int64_t(a.stride(0)) : 1};
+}
+
+// An (n, dof) batch of joint vectors.
+inline Strided as_batch(const InArray& a, int64_t dof, const char* name) {
+  if (a.ndim() != 2 || int64_t(a.shape(1)) != dof)
+    throw std::invalid_argument(std::string(name) + " must have shape (n, " + std::to_string(dof) + ")");
+  return {a.data(), int64_t(a.shape(0)), dof, int64_t(a.stride(0)), int64_t(a.stride(1))};
+}
+
+// Copies a float32 array of any shape and strides into a flat vector (C order).
+inline std::vector<float> to_vector(const FloatIn& a) {
+  std::vector<float> out;
+  size_t n = 1;
+  for (size_t d = 0; d < a.ndim(); ++d) n *= a.shape(d);
+  out.reserve(n);
+  std::vector<size_t> idx(a.ndim(), 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < a.ndim(); ++d) off += int64_t(idx[d]) * a.stride(d);
+    out.push_back(a.data()[off]);
+    for (size_t d = a.ndim(); d-- > 0;) {
+      if (++idx[d] < a.shape(d)) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <class T>
+std::vector<T> to_vector_int(const nb::ndarray<const T, nb::ndim<1>, nb::device::cpu>& a) {
+  std::vector<T> out(a.shape(0));
+  for (size_t i = 0; i < a.shape(0); ++i) out[i] = a.data()[i * a.stride(0)];
+  return out;
+}
+
+template <class T, size_t N>
+nb::ndarray<nb::numpy, T> new_array(const size_t (&shape)[N], T** data) {
+  size_t n = 1;
+  for (size_t s : shape) n *= s;
+  T* buf = new T[n > 0 ? n : 1]();
+  nb::capsule owner(buf, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  *data = buf;
+  return nb::ndarray<nb::numpy, T>(buf, N, shape, owner);
+}
+
+}  // namespace simdplan::bind

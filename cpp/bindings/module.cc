@@ -1,0 +1,24 @@
+// module.cc: the simdplan._core extension: ISA control plus the robots and collision bindings.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "dispatch.hh"
+
+namespace nb = nanobind;
+
+namespace simdplan::bind {
+void bind_collision(nb::module_& m);
+void bind_robots(nb::module_& m);
+}  // namespace simdplan::bind
+
+NB_MODULE(_core, m) {
+  m.doc() = "simdplan C++ core (SIMD kernels); use the simdplan package, not this module directly";
+  m.def("compiled_isas", &simdplan::compiled_isas, "ISA builds compiled into this module");
+  m.def("available_isas", &simdplan::available_isas, "ISA builds this CPU can run, worst to best");
+  m.def("set_isa", &simdplan::set_isa, nb::arg("name"), "Use the named ISA build for every later call");
+  m.def("isa", []() { return std::string(simdplan::active().name); }, "Name of the ISA build in use");
+  m.def("lanes", []() { return simdplan::active().lanes; }, "Configurations per SIMD vector in use");
+  simdplan::bind::bind_collision(m);
+  simdplan::bind::bind_robots(m);
+}

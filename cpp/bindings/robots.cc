@@ -1,0 +1,121 @@
+// robots.cc: binds the compiled RobotModel (simdplan.robots builds it from a URDF).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/vector.h>
+
+#include "arrays.hh"
+#include "robot_model.hh"
+
+namespace simdplan::bind {
+
+namespace {
+
+using I32 = nb::ndarray<const int32_t, nb::ndim<1>, nb::device::cpu>;
+using F64 = nb::ndarray<const double, nb::ndim<1>, nb::device::cpu>;
+using U8 = nb::ndarray<const uint8_t, nb::ndim<1>, nb::device::cpu>;
+
+// PERF: releasing the GIL costs more than a single check; release only for batches.
+constexpr int64_t kReleaseGilRows = 64;
+
+}  // namespace
+
+void bind_robots(nb::module_& m) {
+  nb::class_<RobotModel>(m, "RobotModel")
+      .def(
+          "__init__",
+          [](RobotModel* self, int32_t dof, const I32& body_parent, const I32& body_kind, const I32& body_dof,
+             const FloatIn& body_scale, const FloatIn& body_offset, const FloatIn& body_origin, const I32& group_body,
+             const I32& group_begin, const I32& group_end, const FloatIn& group_bound, const FloatIn& spheres,
+             const I32& pairs, const F64& lower, const F64& upper, const U8& wrap) {
+            RobotArrays a;
+            a.dof = dof;
+            a.body_parent = to_vector_int(body_parent);
+            a.body_kind = to_vector_int(body_kind);
+            a.body_dof = to_vector_int(body_dof);
+            a.body_scale = to_vector(body_scale);
+            a.body_offset = to_vector(body_offset);
+            a.body_origin = to_vector(body_origin);
+            a.group_body = to_vector_int(group_body);
+            a.group_begin = to_vector_int(group_begin);
+            a.group_end = to_vector_int(group_end);
+            a.group_bound = to_vector(group_bound);
+            a.spheres = to_vector(spheres);
+            a.pairs = to_vector_int(pairs);
+            a.lower = to_vector_int(lower);
+            a.upper = to_vector_int(upper);
+            a.wrap = to_vector_int(wrap);
+            new (self) RobotModel(std::move(a));
+          },
+          nb::arg("dof"), nb::arg("body_parent"), nb::arg("body_kind"), nb::arg("body_dof"), nb::arg("body_scale"),
+          nb::arg("body_offset"), nb::arg("body_origin"), nb::arg("group_body"), nb::arg("group_begin"),
+          nb::arg("group_end"), nb::arg("group_bound"), nb::arg("spheres"), nb::arg("pairs"), nb::arg("lower"),
+          nb::arg("upper"), nb::arg("wrap"))
+      .def_prop_ro("dof", &RobotModel::dof)
+      .def(
+          "is_valid",
+          [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
+            return r.is_valid(env, as_vector(q, r.dof(), "q"), padding);
+          },
+          nb::arg("env"), nb::arg("q"), nb::arg("padding"))
+      .def(
+          "is_valid_many",
+          [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
+            const Strided s = as_batch(q, r.dof(), "Q");
+            bool* out;
+            auto arr = new_array<bool>({size_t(s.rows)}, &out);
+            if (s.rows >= kReleaseGilRows) {
+              nb::gil_scoped_release release;
+              r.is_valid_many(env, s, padding, reinterpret_cast<uint8_t*>(out));
+            } else {
+              r.is_valid_many(env, s, padding, reinterpret_cast<uint8_t*>(out));
+            }
+            return arr;
+          },
+          nb::arg("env"), nb::arg("Q"), nb::arg("padding"))
+      .def(
+          "is_motion_valid",
+          [](const RobotModel& r, const Environment& env, const InArray& q0, const InArray& q1, double resolution,
+             float padding) {
+            const Strided a = as_vector(q0, r.dof(), "q0"), b = as_vector(q1, r.dof(), "q1");
+            nb::gil_scoped_release release;
+            return r.is_motion_valid(env, a, b, resolution, padding);
+          },
+          nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("resolution"), nb::arg("padding"))
+      .def(
+          "motion_samples",
+          [](const RobotModel& r, const InArray& q0, const InArray& q1, double resolution) {
+            return r.motion_samples(as_vector(q0, r.dof(), "q0"), as_vector(q1, r.dof(), "q1"), resolution);
+          },
+          nb::arg("q0"), nb::arg("q1"), nb::arg("resolution"))
+      .def(
+          "fk_spheres",
+          [](const RobotModel& r, const InArray& q) {
+            const Strided s = as_batch(q, r.dof(), "Q");
+            float* out;
+            auto arr = new_array<float>({size_t(s.rows), size_t(r.view().n_spheres), size_t(4)}, &out);
+            r.fk_spheres(s, out);
+            return arr;
+          },
+          nb::arg("Q"))
+      .def(
+          "fk_bodies",
+          [](const RobotModel& r, const InArray& q) {
+            const Strided s = as_batch(q, r.dof(), "Q");
+            float* out;
+            auto arr = new_array<float>({size_t(s.rows), size_t(r.view().n_bodies), size_t(12)}, &out);
+            r.fk_bodies(s, out);
+            return arr;
+          },
+          nb::arg("Q"))
+      .def(
+          "contacts",
+          [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
+            nb::list out;
+            for (const Contact& c : r.contacts(env, as_vector(q, r.dof(), "q"), padding))
+              out.append(nb::make_tuple(c.self, c.sphere, c.other, c.kind, c.depth));
+            return out;
+          },
+          nb::arg("env"), nb::arg("q"), nb::arg("padding"));
+}
+
+}  // namespace simdplan::bind

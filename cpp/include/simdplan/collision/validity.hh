@@ -1,0 +1,237 @@
+// simdplan/collision/validity.hh: Clear(q) for W configurations at once, FK fused with collision.
+//
+// Bodies are visited in kinematic order; as soon as a body's frame is known its link groups are
+// placed, tested against the environment (group bounding sphere first, its spheres only for the
+// lanes the bound cannot clear), then against earlier groups for self-collision. A lane that
+// collides is marked done and ignored from then on; the call ends when every lane is done, or
+// at the first collision in any lane when the caller only needs "is everything free".
+//
+// Scratch (caller-owned, 64-byte aligned): frames n_bodies*12, sphere centres n_spheres*3,
+// group bound centres n_groups*3, joint values dof; all in vectors of V.
+#pragma once
+#include "simdplan/collision/environment_view.hh"
+#include "simdplan/config.hh"
+#include "simdplan/geom/sphere_box.hh"
+#include "simdplan/geom/sphere_capsule.hh"
+#include "simdplan/geom/sphere_cylinder.hh"
+#include "simdplan/geom/sphere_plane.hh"
+#include "simdplan/geom/sphere_sphere.hh"
+#include "simdplan/kin/fk.hh"
+#include "simdplan/kin/robot_view.hh"
+
+namespace simdplan::SIMDPLAN_NS {
+
+template <class V>
+struct LaneScratch {
+  V* frames;
+  V* sx;
+  V* sy;
+  V* sz;
+  V* bx;
+  V* by;
+  V* bz;
+  V* q;
+
+  static int64_t vectors(const RobotView& rb) {
+    return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof;
+  }
+  LaneScratch(const RobotView& rb, float* mem) {
+    V* p = reinterpret_cast<V*>(mem);
+    frames = p;
+    p += rb.n_bodies * 12;
+    sx = p;
+    sy = p + rb.n_spheres;
+    sz = p + 2 * rb.n_spheres;
+    p += 3 * rb.n_spheres;
+    bx = p;
+    by = p + rb.n_groups;
+    bz = p + 2 * rb.n_groups;
+    p += 3 * rb.n_groups;
+    q = p;
+  }
+};
+
+// Tests group g (placed in scratch) against every obstacle of one kind. Returns true when the
+// caller should stop (all lanes done, or a collision with stop_at_first).
+template <class V, class Hit>
+SIMDPLAN_INLINE bool group_vs_obstacles(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding,
+                                        int32_t n, const float* rec, int stride, Hit hit,
+                                        typename V::Mask& done, bool stop_at_first) {
+  const V br = V::fill(rb.group_bound[4 * g + 3] + padding);
+  const int32_t begin = rb.group_begin[g], end = rb.group_end[g];
+  for (int32_t i = 0; i < n; ++i) {
+    const float* o = rec + int64_t(i) * stride;
+    auto cand = hit(s.bx[g], s.by[g], s.bz[g], br, o) & ~done;
+    if (!cand.any()) continue;
+    for (int32_t k = begin; k < end; ++k) {
+      const V r = V::fill(rb.spheres[4 * k + 3] + padding);
+      const auto h = hit(s.sx[k], s.sy[k], s.sz[k], r, o) & cand;
+      if (h.any()) {
+        done = done | h;
+        if (stop_at_first || done.all()) return true;
+        cand = cand & ~h;
+        if (!cand.any()) break;
+      }
+    }
+  }
+  return false;
+}
+
+// Runs the fused FK + collision program on the lanes not yet done. Returns the done mask.
+template <class V>
+SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                             float padding, typename V::Mask done, bool stop_at_first) {
+  using M = typename V::Mask;
+  const auto sphere_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_sphere_hit(x, y, z, r, o); };
+  const auto capsule_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_capsule_hit(x, y, z, r, o); };
+  const auto cylinder_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_cylinder_hit(x, y, z, r, o); };
+  const auto box_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_box_hit(x, y, z, r, o); };
+  const auto plane_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_plane_hit(x, y, z, r, o); };
+
+  int32_t g = 0;
+  for (int32_t b = 0; b < rb.n_bodies; ++b) {
+    fk_body(rb, b, s.q, s.frames);
+    const V* T = s.frames + 12 * b;
+    for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
+      const float* gb = rb.group_bound + 4 * g;
+      fk_point(T, gb[0], gb[1], gb[2], s.bx[g], s.by[g], s.bz[g]);
+      for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
+        const float* l = rb.spheres + 4 * k;
+        fk_point(T, l[0], l[1], l[2], s.sx[k], s.sy[k], s.sz[k]);
+      }
+      if (group_vs_obstacles(rb, s, g, padding, env.n_spheres, env.spheres, kSphereFloats, sphere_hit, done,
+                             stop_at_first) ||
+          group_vs_obstacles(rb, s, g, padding, env.n_planes, env.planes, kPlaneFloats, plane_hit, done,
+                             stop_at_first) ||
+          group_vs_obstacles(rb, s, g, padding, env.n_boxes, env.boxes, kBoxFloats, box_hit, done, stop_at_first) ||
+          group_vs_obstacles(rb, s, g, padding, env.n_capsules, env.capsules, kCapsuleFloats, capsule_hit, done,
+                             stop_at_first) ||
+          group_vs_obstacles(rb, s, g, padding, env.n_cylinders, env.cylinders, kCylinderFloats, cylinder_hit, done,
+                             stop_at_first))
+        return done;
+
+      // self-collision against earlier groups
+      const V brg = V::fill(rb.group_bound[4 * g + 3] + padding);
+      for (int32_t p = rb.pair_begin[g]; p < rb.pair_begin[g + 1]; ++p) {
+        const int32_t a = rb.pairs[2 * p];
+        const V bra = V::fill(rb.group_bound[4 * a + 3] + padding);
+        auto cand = sphere_sphere_hit2(s.bx[a], s.by[a], s.bz[a], bra, s.bx[g], s.by[g], s.bz[g], brg) & ~done;
+        if (!cand.any()) continue;
+        for (int32_t i = rb.group_begin[a]; i < rb.group_end[a] && cand.any(); ++i) {
+          const V ri = V::fill(rb.spheres[4 * i + 3] + padding);
+          for (int32_t j = rb.group_begin[g]; j < rb.group_end[g]; ++j) {
+            const V rj = V::fill(rb.spheres[4 * j + 3] + padding);
+            const M h = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.sx[j], s.sy[j], s.sz[j], rj) & cand;
+            if (h.any()) {
+              done = done | h;
+              if (stop_at_first || done.all()) return done;
+              cand = cand & ~h;
+              if (!cand.any()) break;
+            }
+          }
+        }
+      }
+    }
+  }
+  return done;
+}
+
+// Loads rows base .. base+W-1 of q (n x dof, row-major) into lane vectors; rows past n repeat the
+// last row (their lanes are marked done by the caller).
+template <class V>
+SIMDPLAN_INLINE void gather_rows(const float* q, int32_t dof, int64_t base, int64_t n, V* qv) {
+  alignas(64) float buf[V::W];
+  for (int32_t j = 0; j < dof; ++j) {
+    for (int l = 0; l < V::W; ++l) {
+      const int64_t row = (base + l < n) ? base + l : n - 1;
+      buf[l] = q[row * dof + j];
+    }
+    qv[j] = V::load(buf);
+  }
+}
+
+template <class V>
+bool check_batch(const RobotView& rb, const EnvironmentView& env, const float* q, int64_t n, float padding,
+                 bool stop_at_first, uint8_t* free_inout, float* scratch) {
+  using M = typename V::Mask;
+  constexpr int W = V::W;
+  const LaneScratch<V> s(rb, scratch);
+  bool all_free = true;
+  for (int64_t base = 0; base < n; base += W) {
+    const int64_t count = (n - base < W) ? n - base : W;
+    uint32_t skip = 0;
+    for (int l = 0; l < W; ++l)
+      if (l >= count || !free_inout[base + l]) skip |= 1u << l;
+    const uint32_t real = (W == 32) ? ~0u : ((1u << W) - 1u);
+    const uint32_t invalid_real = skip & ((count >= W) ? real : ((1u << count) - 1u));
+    if (invalid_real) {
+      all_free = false;
+      if (stop_at_first) return false;
+    }
+    const M initial = M::from_bits(skip);
+    if (initial.all()) continue;
+    gather_rows(q, rb.dof, base, n, s.q);
+    const M done = check_lanes(rb, env, s, padding, initial, stop_at_first);
+    const uint32_t hit = done.bits() & ~skip;
+    for (int64_t l = 0; l < count; ++l)
+      if (hit & (1u << l)) free_inout[base + l] = 0;
+    if (hit) {
+      all_free = false;
+      if (stop_at_first) return false;
+    }
+  }
+  return all_free;
+}
+
+template <class V>
+void fk_spheres_batch(const RobotView& rb, const float* q, int64_t n, float* out, float* scratch) {
+  constexpr int W = V::W;
+  const LaneScratch<V> s(rb, scratch);
+  alignas(64) float x[W], y[W], z[W];
+  for (int64_t base = 0; base < n; base += W) {
+    const int64_t count = (n - base < W) ? n - base : W;
+    gather_rows(q, rb.dof, base, n, s.q);
+    int32_t g = 0;
+    for (int32_t b = 0; b < rb.n_bodies; ++b) {
+      fk_body(rb, b, s.q, s.frames);
+      const V* T = s.frames + 12 * b;
+      for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
+        for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
+          const float* l = rb.spheres + 4 * k;
+          V vx, vy, vz;
+          fk_point(T, l[0], l[1], l[2], vx, vy, vz);
+          vx.store(x);
+          vy.store(y);
+          vz.store(z);
+          for (int64_t i = 0; i < count; ++i) {
+            float* o = out + ((base + i) * rb.n_spheres + k) * 4;
+            o[0] = x[i];
+            o[1] = y[i];
+            o[2] = z[i];
+            o[3] = l[3];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class V>
+void fk_bodies_batch(const RobotView& rb, const float* q, int64_t n, float* out, float* scratch) {
+  constexpr int W = V::W;
+  const LaneScratch<V> s(rb, scratch);
+  alignas(64) float buf[W];
+  for (int64_t base = 0; base < n; base += W) {
+    const int64_t count = (n - base < W) ? n - base : W;
+    gather_rows(q, rb.dof, base, n, s.q);
+    for (int32_t b = 0; b < rb.n_bodies; ++b) {
+      fk_body(rb, b, s.q, s.frames);
+      for (int k = 0; k < 12; ++k) {
+        s.frames[12 * b + k].store(buf);
+        for (int64_t i = 0; i < count; ++i) out[((base + i) * rb.n_bodies + b) * 12 + k] = buf[i];
+      }
+    }
+  }
+}
+
+}  // namespace simdplan::SIMDPLAN_NS

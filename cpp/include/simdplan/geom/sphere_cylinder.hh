@@ -1,0 +1,30 @@
+// simdplan/geom/sphere_cylinder.hh: sphere against a solid cylinder with flat caps (exact).
+//
+// Cylinder layout, 8 floats: centre x, y, z; unit axis ax, ay, az (world frame); half_length (half
+// the total height); radius. Distance from a point to the solid is sqrt(dr^2 + dh^2) with
+// dr = max(radial - radius, 0) and dh = max(|axial| - half_length, 0): exact for rims and caps.
+#pragma once
+#include "simdplan/config.hh"
+
+namespace simdplan::SIMDPLAN_NS {
+
+// per lane: squared distance from (x,y,z) to the solid cylinder (0 inside)
+template <class V>
+SIMDPLAN_INLINE V sphere_cylinder_sqdist(V x, V y, V z, const float* o) {
+  const V dx = x - V::fill(o[0]), dy = y - V::fill(o[1]), dz = z - V::fill(o[2]);
+  const V ax = V::fill(o[3]), ay = V::fill(o[4]), az = V::fill(o[5]);
+  const V h = fmadd(dx, ax, fmadd(dy, ay, dz * az));
+  const V px = fmadd(-h, ax, dx), py = fmadd(-h, ay, dy), pz = fmadd(-h, az, dz);
+  const V radial = vsqrt(fmadd(px, px, fmadd(py, py, pz * pz)));
+  const V dr = vmax(radial - V::fill(o[7]), V::zero());
+  const V dh = vmax(vabs(h) - V::fill(o[6]), V::zero());
+  return fmadd(dr, dr, dh * dh);
+}
+
+// per lane: true if sphere (x,y,z,r) penetrates the cylinder: dist(c, cylinder) < r
+template <class V>
+SIMDPLAN_INLINE typename V::Mask sphere_cylinder_hit(V x, V y, V z, V r, const float* o) {
+  return sphere_cylinder_sqdist(x, y, z, o) < r * r;
+}
+
+}  // namespace simdplan::SIMDPLAN_NS

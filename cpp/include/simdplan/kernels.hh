@@ -1,0 +1,42 @@
+// simdplan/kernels.hh: the table of compiled entry points one ISA build provides.
+//
+// cpp/src/kernels_isa.cc is compiled once per ISA; each build fills one KernelTable. Dispatch
+// (cpp/src/dispatch.cc) picks a table once, at import or when the user forces an ISA, so the
+// choice is made per call into the core, never per primitive. Only POD types cross this line.
+#pragma once
+#include <cstdint>
+
+#include "simdplan/collision/environment_view.hh"
+#include "simdplan/kin/robot_view.hh"
+
+namespace simdplan {
+
+struct KernelTable {
+  const char* name;  // "scalar", "avx2", "avx512"
+  int32_t lanes;     // configurations evaluated together
+
+  // Floats of scratch memory the kernels below need for this robot.
+  int64_t (*scratch_floats)(const RobotView* robot);
+
+  // Collision check of n configurations (rows of q, n x dof float32, row-major).
+  // free_inout[i] == 0 on entry marks a row already known invalid (it is skipped); on return
+  // free_inout[i] == 1 iff row i is collision-free. With stop_at_first, the rows are checked in
+  // order W at a time and the call returns false at the first chunk with a collision (the
+  // remaining free_inout entries are then unspecified); otherwise it returns whether all are free.
+  bool (*check)(const RobotView* robot, const EnvironmentView* env, const float* q, int64_t n, float padding,
+                bool stop_at_first, uint8_t* free_inout, float* scratch);
+
+  // Forward kinematics of n configurations: world sphere centres and radii (n x n_spheres x 4),
+  // radii unchanged.
+  void (*fk_spheres)(const RobotView* robot, const float* q, int64_t n, float* out, float* scratch);
+
+  // Forward kinematics of n configurations: body frames (n x n_bodies x 12, row-major [R | t]).
+  void (*fk_bodies)(const RobotView* robot, const float* q, int64_t n, float* out, float* scratch);
+};
+
+// The tables of the ISA builds that were compiled in (nullptr where not compiled).
+const KernelTable* kernels_scalar();
+const KernelTable* kernels_avx2();
+const KernelTable* kernels_avx512();
+
+}  // namespace simdplan

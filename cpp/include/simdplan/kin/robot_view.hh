@@ -1,0 +1,43 @@
+// simdplan/kin/robot_view.hh: the compiled robot as flat arrays (ISA-neutral POD, no code).
+//
+// The Python side (simdplan.robots) turns a URDF into this "kinematic program":
+// - bodies in topological order (parent before child). A body is a set of links joined rigidly;
+//   its frame is the child frame of the movable joint that starts it, rotated so that the joint
+//   axis is local +z. Body 0 is the root (its origin is the robot's base pose in the world).
+//   T_body = T_parent * origin * Jz(value), value = scale * q[dof] + offset (mimic joints use
+//   scale/offset), Jz a rotation about z (revolute) or a translation along z (prismatic).
+// - groups: the spheres of one URDF link, in body order, each with a bounding sphere in the
+//   body frame. Environment checks test the bound first; self-collision pairs are group pairs.
+// - spheres: centre (body frame) and radius, metres; 4 floats each, grouped by group.
+// - pairs: group pairs (a < b) checked for self-collision, sorted by b; pair_begin[g] ..
+//   pair_begin[g+1] are the pairs whose later group is g.
+// Origins are row-major 3 x 4 [R | t] (12 floats). All lengths in metres, angles in radians.
+#pragma once
+#include <cstdint>
+
+namespace simdplan {
+
+enum BodyKind : int32_t { kBodyFixed = 0, kBodyRevolute = 1, kBodyPrismatic = 2 };
+
+struct RobotView {
+  int32_t dof;
+  int32_t n_bodies;
+  const int32_t* body_parent;  // -1 for the root
+  const int32_t* body_kind;    // BodyKind
+  const int32_t* body_dof;     // index into q, -1 for fixed bodies
+  const float* body_scale;
+  const float* body_offset;
+  const float* body_origin;  // 12 per body
+  int32_t n_groups;
+  const int32_t* group_body;
+  const int32_t* group_begin;  // sphere index range [begin, end)
+  const int32_t* group_end;
+  const float* group_bound;  // 4 per group: centre (body frame), radius
+  int32_t n_spheres;
+  const float* spheres;  // 4 per sphere: centre (body frame), radius
+  int32_t n_pairs;
+  const int32_t* pairs;       // 2 per pair
+  const int32_t* pair_begin;  // n_groups + 1 entries
+};
+
+}  // namespace simdplan

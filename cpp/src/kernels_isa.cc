@@ -1,0 +1,47 @@
+// kernels_isa.cc: instantiates every kernel for one ISA and exports its KernelTable.
+//
+// Built three times by CMake (scalar, avx2, avx512), each with its own -m flags and
+// -DSIMDPLAN_NS=isa_<name>. Nothing here may use code that another build also instantiates
+// (see simdplan/config.hh): only our namespaced templates, intrinsics and libm builtins.
+#include "simdplan/collision/validity.hh"
+#include "simdplan/kernels.hh"
+#include "simdplan/vec/vec.hh"
+
+#if defined(SIMDPLAN_ISA_AVX512)
+#define SIMDPLAN_TABLE_NAME "avx512"
+#define SIMDPLAN_TABLE_FN kernels_avx512
+#elif defined(SIMDPLAN_ISA_AVX2)
+#define SIMDPLAN_TABLE_NAME "avx2"
+#define SIMDPLAN_TABLE_FN kernels_avx2
+#else
+#define SIMDPLAN_TABLE_NAME "scalar"
+#define SIMDPLAN_TABLE_FN kernels_scalar
+#endif
+
+namespace simdplan {
+namespace SIMDPLAN_NS {
+namespace {
+
+int64_t scratch_floats(const RobotView* rb) { return LaneScratch<Vec>::vectors(*rb) * Vec::W; }
+
+bool check(const RobotView* rb, const EnvironmentView* env, const float* q, int64_t n, float padding,
+           bool stop_at_first, uint8_t* free_inout, float* scratch) {
+  return check_batch<Vec>(*rb, *env, q, n, padding, stop_at_first, free_inout, scratch);
+}
+
+void fk_spheres(const RobotView* rb, const float* q, int64_t n, float* out, float* scratch) {
+  fk_spheres_batch<Vec>(*rb, q, n, out, scratch);
+}
+
+void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float* scratch) {
+  fk_bodies_batch<Vec>(*rb, q, n, out, scratch);
+}
+
+const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W, &scratch_floats, &check, &fk_spheres, &fk_bodies};
+
+}  // namespace
+}  // namespace SIMDPLAN_NS
+
+const KernelTable* SIMDPLAN_TABLE_FN() { return &SIMDPLAN_NS::kTable; }
+
+}  // namespace simdplan

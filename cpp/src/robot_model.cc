@@ -1,0 +1,277 @@
+#include "robot_model.hh"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "dispatch.hh"
+#include "simdplan/geom/sphere_box.hh"
+#include "simdplan/geom/sphere_capsule.hh"
+#include "simdplan/geom/sphere_cylinder.hh"
+#include "simdplan/geom/sphere_plane.hh"
+#include "simdplan/geom/sphere_sphere.hh"
+#include "simdplan/vec/scalar.hh"
+
+namespace simdplan {
+namespace {
+
+using isa_scalar::VecScalar;
+constexpr double kPi = 3.14159265358979323846;
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("robot model: " + what);
+}
+
+// Per-thread scratch, 64-byte aligned, grown on demand (kernels must not allocate).
+float* scratch(int64_t floats) {
+  thread_local std::vector<float> buf;
+  const size_t need = static_cast<size_t>(floats) + 16;
+  if (buf.size() < need) buf.resize(need);
+  auto addr = reinterpret_cast<uintptr_t>(buf.data());
+  return reinterpret_cast<float*>((addr + 63) & ~uintptr_t(63));
+}
+
+std::vector<float>& row_buffer() {
+  thread_local std::vector<float> buf;
+  return buf;
+}
+
+}  // namespace
+
+RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
+  const size_t nb = a_.body_parent.size();
+  require(a_.dof >= 0, "negative dof");
+  require(nb >= 1, "at least the root body is needed");
+  require(a_.body_kind.size() == nb && a_.body_dof.size() == nb && a_.body_scale.size() == nb &&
+              a_.body_offset.size() == nb && a_.body_origin.size() == 12 * nb,
+          "body arrays disagree in length");
+  require(a_.body_parent[0] == -1, "body 0 must be the root (parent -1)");
+  for (size_t b = 0; b < nb; ++b) {
+    const int32_t p = a_.body_parent[b];
+    require(b == 0 || (p >= 0 && size_t(p) < b), "body " + std::to_string(b) + " must come after its parent");
+    const int32_t k = a_.body_kind[b];
+    require(k == kBodyFixed || k == kBodyRevolute || k == kBodyPrismatic, "bad body kind");
+    require(k == kBodyFixed || (a_.body_dof[b] >= 0 && a_.body_dof[b] < a_.dof),
+            "body " + std::to_string(b) + " has a joint index outside [0, dof)");
+  }
+  const size_t ng = a_.group_body.size();
+  const size_t ns = a_.spheres.size() / 4;
+  require(a_.spheres.size() % 4 == 0, "spheres need 4 floats each");
+  require(a_.group_begin.size() == ng && a_.group_end.size() == ng && a_.group_bound.size() == 4 * ng,
+          "group arrays disagree in length");
+  int32_t next = 0;
+  for (size_t g = 0; g < ng; ++g) {
+    require(a_.group_body[g] >= 0 && size_t(a_.group_body[g]) < nb, "group body out of range");
+    require(g == 0 || a_.group_body[g] >= a_.group_body[g - 1], "groups must be sorted by body");
+    require(a_.group_begin[g] == next && a_.group_end[g] >= a_.group_begin[g], "group sphere ranges must tile");
+    next = a_.group_end[g];
+  }
+  require(size_t(next) == ns, "group sphere ranges must cover every sphere");
+  for (size_t s = 0; s < ns; ++s) require(a_.spheres[4 * s + 3] >= 0, "negative sphere radius");
+  require(a_.pairs.size() % 2 == 0, "pairs need 2 entries each");
+  require(a_.lower.size() == size_t(a_.dof) && a_.upper.size() == size_t(a_.dof) && a_.wrap.size() == size_t(a_.dof),
+          "limit arrays must have dof entries");
+
+  // sort pairs by their later group so each group's pairs are contiguous
+  const size_t np = a_.pairs.size() / 2;
+  std::vector<std::pair<int32_t, int32_t>> pairs(np);
+  for (size_t p = 0; p < np; ++p) {
+    int32_t x = a_.pairs[2 * p], y = a_.pairs[2 * p + 1];
+    require(x >= 0 && y >= 0 && size_t(x) < ng && size_t(y) < ng && x != y, "self-collision pair out of range");
+    pairs[p] = {std::max(x, y), std::min(x, y)};
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pair_begin_.assign(ng + 1, 0);
+  for (size_t p = 0; p < np; ++p) {
+    a_.pairs[2 * p] = pairs[p].second;
+    a_.pairs[2 * p + 1] = pairs[p].first;
+    pair_begin_[pairs[p].first + 1]++;
+  }
+  for (size_t g = 0; g < ng; ++g) pair_begin_[g + 1] += pair_begin_[g];
+
+  view_.dof = a_.dof;
+  view_.n_bodies = int32_t(nb);
+  view_.body_parent = a_.body_parent.data();
+  view_.body_kind = a_.body_kind.data();
+  view_.body_dof = a_.body_dof.data();
+  view_.body_scale = a_.body_scale.data();
+  view_.body_offset = a_.body_offset.data();
+  view_.body_origin = a_.body_origin.data();
+  view_.n_groups = int32_t(ng);
+  view_.group_body = a_.group_body.data();
+  view_.group_begin = a_.group_begin.data();
+  view_.group_end = a_.group_end.data();
+  view_.group_bound = a_.group_bound.data();
+  view_.n_spheres = int32_t(ns);
+  view_.spheres = a_.spheres.data();
+  view_.n_pairs = int32_t(np);
+  view_.pairs = a_.pairs.data();
+  view_.pair_begin = pair_begin_.data();
+}
+
+bool RobotModel::convert_row(const Strided& q, int64_t r, float* out, const char* name) const {
+  bool in_limits = true;
+  for (int32_t j = 0; j < a_.dof; ++j) {
+    double v = q.data[r * q.row_stride + j * q.col_stride];
+    if (!std::isfinite(v)) {
+      std::string where = std::string(name) + (q.rows > 1 ? "[" + std::to_string(r) + ", " : "[") + std::to_string(j) + "]";
+      throw std::domain_error(where + " is " + std::to_string(v) + ": joint values must be finite");
+    }
+    if (a_.wrap[j]) {
+      v = std::remainder(v, 2 * kPi);
+    } else if (v < a_.lower[j] || v > a_.upper[j]) {
+      in_limits = false;
+    }
+    out[j] = static_cast<float>(v);
+  }
+  return in_limits;
+}
+
+bool RobotModel::is_valid(const Environment& env, const Strided& q, float padding) const {
+  const KernelTable& k = active();
+  alignas(64) float row[64];
+  std::vector<float>& big = row_buffer();
+  float* qf = row;
+  if (a_.dof > 64) {
+    big.resize(a_.dof);
+    qf = big.data();
+  }
+  if (!convert_row(q, 0, qf, "q")) return false;
+  uint8_t free = 1;
+  return k.check(&view_, &env.view(), qf, 1, padding, true, &free, scratch(k.scratch_floats(&view_)));
+}
+
+void RobotModel::is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const {
+  const KernelTable& k = active();
+  // PERF: convert in blocks so the float copy stays in L1 while the kernel reads it.
+  constexpr int64_t kBlock = 256;
+  std::vector<float>& buf = row_buffer();
+  buf.resize(size_t(kBlock) * std::max(a_.dof, 1));
+  float* s = scratch(k.scratch_floats(&view_));
+  for (int64_t base = 0; base < q.rows; base += kBlock) {
+    const int64_t n = std::min(kBlock, q.rows - base);
+    for (int64_t r = 0; r < n; ++r) out[base + r] = convert_row(q, base + r, buf.data() + r * a_.dof, "Q") ? 1 : 0;
+    k.check(&view_, &env.view(), buf.data(), n, padding, false, out + base, s);
+  }
+}
+
+int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double resolution) const {
+  if (!(resolution > 0) || !std::isfinite(resolution))
+    throw std::invalid_argument("resolution must be a positive finite number of samples per unit of joint distance");
+  double d2 = 0;
+  for (int32_t j = 0; j < a_.dof; ++j) {
+    const double d = q1.data[j * q1.col_stride] - q0.data[j * q0.col_stride];
+    d2 += d * d;
+  }
+  const double n = std::ceil(std::sqrt(d2) * resolution);
+  if (!(n < 1e9)) throw std::invalid_argument("motion needs more than 1e9 samples at this resolution");
+  return std::max<int64_t>(1, static_cast<int64_t>(n));
+}
+
+bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
+                                 float padding) const {
+  const KernelTable& k = active();
+  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
+  const bool ok0 = convert_row(q0, 0, ends.data(), "q0");
+  const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  if (!ok0 || !ok1) return false;  // limits form a box, so the segment is in limits iff both ends are
+  const int64_t n = motion_samples(q0, q1, resolution);
+  // Rake order: chunk c holds samples c, c + P, c + 2P, ... (P chunks of W lanes), so the first
+  // chunk already spans the whole edge and a collision anywhere is found early.
+  const int64_t W = k.lanes;
+  const int64_t P = (n + 1 + W - 1) / W;
+  std::vector<float>& buf = row_buffer();
+  buf.resize(size_t(P * W) * std::max(a_.dof, 1));
+  std::vector<uint8_t> free(size_t(P * W), 1);
+  for (int64_t c = 0; c < P; ++c) {
+    for (int64_t l = 0; l < W; ++l) {
+      int64_t i = c + P * l;
+      if (i > n) i = c;  // short chunk: repeat its first sample
+      const double t = double(i) / double(n);
+      float* row = buf.data() + (c * W + l) * a_.dof;
+      for (int32_t j = 0; j < a_.dof; ++j) {
+        const double v0 = q0.data[j * q0.col_stride], v1 = q1.data[j * q1.col_stride];
+        double v = v0 + t * (v1 - v0);
+        if (a_.wrap[j]) v = std::remainder(v, 2 * kPi);
+        row[j] = static_cast<float>(v);
+      }
+    }
+  }
+  return k.check(&view_, &env.view(), buf.data(), P * W, padding, true, free.data(), scratch(k.scratch_floats(&view_)));
+}
+
+void RobotModel::fk_spheres(const Strided& q, float* out) const {
+  const KernelTable& k = active();
+  std::vector<float> qf(size_t(q.rows) * std::max(a_.dof, 1));
+  for (int64_t r = 0; r < q.rows; ++r) convert_row(q, r, qf.data() + r * a_.dof, "Q");
+  k.fk_spheres(&view_, qf.data(), q.rows, out, scratch(k.scratch_floats(&view_)));
+}
+
+void RobotModel::fk_bodies(const Strided& q, float* out) const {
+  const KernelTable& k = active();
+  std::vector<float> qf(size_t(q.rows) * std::max(a_.dof, 1));
+  for (int64_t r = 0; r < q.rows; ++r) convert_row(q, r, qf.data() + r * a_.dof, "Q");
+  k.fk_bodies(&view_, qf.data(), q.rows, out, scratch(k.scratch_floats(&view_)));
+}
+
+std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided& q, float padding) const {
+  // NOTE: the scalar kernels and the same shape tests as the SIMD path, so the report agrees with
+  // is_valid; every pair is tested (no early exit, no bounding-sphere culling).
+  const KernelTable& k = *kernels_scalar();
+  std::vector<float> qf(std::max(a_.dof, 1));
+  convert_row(q, 0, qf.data(), "q");
+  const int32_t ns = view_.n_spheres;
+  std::vector<float> w(size_t(ns) * 4);
+  k.fk_spheres(&view_, qf.data(), 1, w.data(), scratch(k.scratch_floats(&view_)));
+  using V = VecScalar;
+  std::vector<Contact> out;
+  const EnvironmentView& e = env.view();
+  for (int32_t s = 0; s < ns; ++s) {
+    const V x{w[4 * s]}, y{w[4 * s + 1]}, z{w[4 * s + 2]};
+    const float r = w[4 * s + 3] + padding;
+    const V R{r};
+    for (int32_t i = 0; i < e.n_spheres; ++i) {
+      const float* o = e.spheres + kSphereFloats * i;
+      if (isa_scalar::sphere_sphere_hit(x, y, z, R, o).m)
+        out.push_back({false, s, i, 0, r + o[3] - std::sqrt(isa_scalar::sphere_sphere_sqdist(x, y, z, o).v)});
+    }
+    for (int32_t i = 0; i < e.n_capsules; ++i) {
+      const float* o = e.capsules + kCapsuleFloats * i;
+      if (isa_scalar::sphere_capsule_hit(x, y, z, R, o).m)
+        out.push_back({false, s, i, 1, r + o[7] - std::sqrt(isa_scalar::sphere_capsule_sqdist(x, y, z, o).v)});
+    }
+    for (int32_t i = 0; i < e.n_cylinders; ++i) {
+      const float* o = e.cylinders + kCylinderFloats * i;
+      if (isa_scalar::sphere_cylinder_hit(x, y, z, R, o).m)
+        out.push_back({false, s, i, 2, r - std::sqrt(isa_scalar::sphere_cylinder_sqdist(x, y, z, o).v)});
+    }
+    for (int32_t i = 0; i < e.n_boxes; ++i) {
+      const float* o = e.boxes + kBoxFloats * i;
+      if (isa_scalar::sphere_box_hit(x, y, z, R, o).m)
+        out.push_back({false, s, i, 3, r - std::sqrt(isa_scalar::sphere_box_sqdist(x, y, z, o).v)});
+    }
+    for (int32_t i = 0; i < e.n_planes; ++i) {
+      const float* o = e.planes + kPlaneFloats * i;
+      if (isa_scalar::sphere_plane_hit(x, y, z, R, o).m)
+        out.push_back({false, s, i, 4, r - isa_scalar::sphere_plane_sdist(x, y, z, o).v});
+    }
+  }
+  for (int32_t p = 0; p < view_.n_pairs; ++p) {
+    const int32_t ga = view_.pairs[2 * p], gb = view_.pairs[2 * p + 1];
+    for (int32_t i = view_.group_begin[ga]; i < view_.group_end[ga]; ++i) {
+      for (int32_t j = view_.group_begin[gb]; j < view_.group_end[gb]; ++j) {
+        const float ri = w[4 * i + 3] + padding, rj = w[4 * j + 3] + padding;
+        const V ax{w[4 * i]}, ay{w[4 * i + 1]}, az{w[4 * i + 2]};
+        const V bx{w[4 * j]}, by{w[4 * j + 1]}, bz{w[4 * j + 2]};
+        if (isa_scalar::sphere_sphere_hit2(ax, ay, az, V{ri}, bx, by, bz, V{rj}).m) {
+          const float dx = w[4 * i] - w[4 * j], dy = w[4 * i + 1] - w[4 * j + 1], dz = w[4 * i + 2] - w[4 * j + 2];
+          out.push_back({true, i, j, -1, ri + rj - std::sqrt(dx * dx + dy * dy + dz * dz)});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace simdplan

@@ -1,0 +1,68 @@
+// robot_model.hh: owning storage behind a RobotView, plus the checks that take float64 joint
+// values from Python: finiteness, joint limits, conversion to float32, then the active kernels.
+//
+// Joint values arrive as (pointer, stride in elements) so strided NumPy views are read correctly
+// without a copy. Non-finite values throw std::domain_error naming the entry; values outside the
+// limits are not errors: the configuration is simply invalid.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "environment.hh"
+#include "simdplan/kin/robot_view.hh"
+
+namespace simdplan {
+
+struct RobotArrays {
+  int32_t dof = 0;
+  std::vector<int32_t> body_parent, body_kind, body_dof;
+  std::vector<float> body_scale, body_offset, body_origin;
+  std::vector<int32_t> group_body, group_begin, group_end;
+  std::vector<float> group_bound, spheres;
+  std::vector<int32_t> pairs;
+  std::vector<double> lower, upper;
+  std::vector<uint8_t> wrap;  // continuous joints: any angle is valid, wrapped to [-pi, pi] for the kernels
+};
+
+struct Contact {
+  bool self;            // true: robot group pair; false: robot sphere vs obstacle
+  int32_t sphere;       // robot sphere index
+  int32_t other;        // obstacle record index (env) or the other robot sphere (self)
+  int32_t kind;         // obstacle kind 0 sphere, 1 capsule, 2 cylinder, 3 box, 4 plane; -1 for self
+  float depth;          // penetration depth in metres (> 0)
+};
+
+struct Strided {
+  const double* data;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride;  // in elements
+};
+
+class RobotModel {
+ public:
+  explicit RobotModel(RobotArrays a);
+
+  int32_t dof() const { return a_.dof; }
+  const RobotView& view() const { return view_; }
+
+  bool is_valid(const Environment& env, const Strided& q, float padding) const;
+  void is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const;
+  bool is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
+                       float padding) const;
+  // Samples the discrete Link check visits, in its order (rows of q(t_i), t_i = i / n).
+  int64_t motion_samples(const Strided& q0, const Strided& q1, double resolution) const;
+  void fk_spheres(const Strided& q, float* out) const;
+  void fk_bodies(const Strided& q, float* out) const;
+  std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
+
+ private:
+  // Converts row r of q to float32 (wrapping continuous joints); returns false if out of limits.
+  bool convert_row(const Strided& q, int64_t r, float* out, const char* name) const;
+
+  RobotArrays a_;
+  std::vector<int32_t> pair_begin_;
+  RobotView view_{};
+};
+
+}  // namespace simdplan

@@ -1,0 +1,1 @@
+"""simdplan.planner: planners (RRT, RRT-Connect, PRM) arrive with the planner issue."""

@@ -1,0 +1,14 @@
+"""simdplan: sampling-based motion planning with a SIMD C++ collision core.
+
+Robots are loaded at run time (``simdplan.robots.load("panda")`` or ``Robot.from_urdf``),
+obstacles go in an ``Environment``, and checks run in C++ SIMD lanes. Units: metres, radians;
+quaternions [x, y, z, w].
+"""
+
+__version__ = "0.1.0"
+
+from simdplan._runtime import available_isas, info, isa, set_isa  # noqa: E402
+from simdplan.collision import Environment  # noqa: E402
+from simdplan.robots import Robot  # noqa: E402
+
+__all__ = ["Environment", "Robot", "info", "isa", "set_isa", "available_isas", "__version__"]

@@ -1,0 +1,60 @@
+"""Loads the C++ core and chooses its SIMD level (ISA) once, at import.
+
+``SIMDPLAN_ISA=scalar|avx2|avx512`` forces a level; otherwise the best one the CPU runs is used.
+A forced level the CPU or this build cannot run is an error, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import os
+
+from simdplan import _core
+
+_ISA_ENV = "SIMDPLAN_ISA"
+
+
+def _choose_at_import() -> None:
+    forced = os.environ.get(_ISA_ENV, "").strip().lower()
+    if forced:
+        try:
+            _core.set_isa(forced)
+        except ValueError as exc:
+            raise ImportError(f"{_ISA_ENV}={forced!r}: {exc}") from None
+    else:
+        _core.set_isa(_core.available_isas()[-1])
+
+
+def set_isa(name: str) -> None:
+    """Use the named SIMD level ("scalar", "avx2" or "avx512") for every later call.
+
+    Meant for tests and side-by-side benchmarks; the import-time choice is normally right.
+    Raises ValueError if this build or this CPU cannot run it.
+    """
+    _core.set_isa(str(name))
+
+
+def isa() -> str:
+    """The SIMD level in use."""
+    return _core.isa()
+
+
+def available_isas() -> list[str]:
+    """SIMD levels this build has and this CPU runs, worst to best."""
+    return list(_core.available_isas())
+
+
+def info() -> dict:
+    """What the core runs on: ISA in use, lanes per vector, compiled and runnable ISAs, version."""
+    from simdplan import __version__
+
+    return {
+        "version": __version__,
+        "isa": _core.isa(),
+        "lanes": _core.lanes(),
+        "available_isas": list(_core.available_isas()),
+        "compiled_isas": list(_core.compiled_isas()),
+        "forced_by_env": os.environ.get(_ISA_ENV) or None,
+    }
+
+
+_choose_at_import()

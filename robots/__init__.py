@@ -1,0 +1,36 @@
+"""simdplan.robots: robots loaded at run time from URDF (+ SRDF), and the built-in models."""
+
+from __future__ import annotations
+
+import os
+
+from simdplan.robots.robot import DEFAULT_RESOLUTION, Robot, Violation
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+# Built-in robots: spherized URDF and SRDF, shipped in robots/data (origin and licences in NOTICE.md).
+BUILTIN = {
+    "panda": ("panda/panda_spherized.urdf", "panda/panda.srdf"),
+    "ur5": ("ur5/ur5_spherized.urdf", "ur5/ur5.srdf"),
+}
+
+
+def available() -> list[str]:
+    """Names accepted by ``load``."""
+    return sorted(BUILTIN)
+
+
+def builtin_paths(name: str) -> tuple[str, str]:
+    """(URDF, SRDF) paths of a built-in robot."""
+    if name not in BUILTIN:
+        raise ValueError(f"unknown built-in robot {name!r}; available: {', '.join(available())}")
+    urdf, srdf = BUILTIN[name]
+    return os.path.join(DATA_DIR, urdf), os.path.join(DATA_DIR, srdf)
+
+
+def load(name: str, **kwargs) -> Robot:
+    """A built-in robot by name ("panda", "ur5"); keyword arguments as for ``Robot.from_urdf``."""
+    urdf, srdf = builtin_paths(name)
+    return Robot.from_urdf(urdf, srdf, **kwargs)
+
+
+__all__ = ["Robot", "Violation", "load", "available", "builtin_paths", "DEFAULT_RESOLUTION", "DATA_DIR"]

@@ -1,0 +1,271 @@
+"""simdplan.robots.Robot: a sphere-approximated robot loaded at run time, and its checks.
+
+Units and frames: joint values in radians (revolute, continuous) or metres (prismatic), in the
+order of ``robot.joint_names``; positions in metres in the world frame (the robot's base frame
+unless ``base_pose`` was given). Geometry is evaluated in float32 by the C++ core; results within
+about 1e-6 m of a contact boundary may go either way.
+
+Validity ("Clear(q)"): a configuration is valid iff every joint value is within its limits
+(continuous joints accept any angle), no robot sphere (radius + padding) penetrates an obstacle,
+and no two spheres of a checked link pair penetrate each other. Penetration is strict: touching
+is free. Non-finite joint values raise ValueError; out-of-limit values make q invalid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+
+from simdplan import _core
+from simdplan.collision.environment import Environment
+from simdplan.robots.description import MOVABLE, RobotDescription, read_srdf, read_urdf, require_spheres
+from simdplan.robots.kinematics import Program, compile_program
+from simdplan.transforms import check_pose_matrix
+
+# Samples per unit of joint-space (Euclidean) distance for discrete motion checks, unless the robot
+# or the call says otherwise. 32 is the resolution the MotionBenchMaker reference figures use.
+DEFAULT_RESOLUTION = 32.0
+
+_EMPTY_ENV = None
+
+
+def _empty_env():
+    global _EMPTY_ENV
+    if _EMPTY_ENV is None:
+        _EMPTY_ENV = Environment()
+    return _EMPTY_ENV
+
+
+def _as_f64(value, name: str) -> np.ndarray:
+    """Joint values as float64 (shape is checked by the core). Refuses bool, complex, text."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{name} must be real numbers (float or int), got dtype {arr.dtype}")
+    return arr.astype(np.float64, copy=False)
+
+
+def _check_padding(padding) -> float:
+    p = float(padding)
+    if not np.isfinite(p) or p < 0:
+        raise ValueError(f"padding must be finite and >= 0 (metres), got {padding!r}")
+    return p
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    """One reason a configuration is invalid.
+
+    kind: "joint_limit" (joint, value, limits), "environment" (link, sphere, obstacle) or
+    "self" (link, sphere, other_link, other_sphere). depth: penetration in metres.
+    """
+
+    kind: str
+    link: str | None = None
+    sphere: int | None = None
+    other_link: str | None = None
+    other_sphere: int | None = None
+    obstacle_id: int | None = None
+    obstacle_name: str | None = None
+    obstacle_kind: str | None = None
+    depth: float = 0.0
+    joint: str | None = None
+    value: float | None = None
+    limits: tuple | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "joint_limit":
+            return f"joint {self.joint} = {self.value:.6g} is outside its limits [{self.limits[0]:.6g}, {self.limits[1]:.6g}]"
+        if self.kind == "environment":
+            return (f"link {self.link} (sphere {self.sphere}) penetrates {self.obstacle_kind} "
+                    f"{self.obstacle_name!r} (id {self.obstacle_id}) by {self.depth * 1000:.3g} mm")
+        return (f"link {self.link} (sphere {self.sphere}) penetrates link {self.other_link} "
+                f"(sphere {self.other_sphere}) by {self.depth * 1000:.3g} mm")
+
+
+class Robot:
+    """A robot as spheres on a kinematic tree, compiled for the SIMD core.
+
+    Build with ``Robot.from_urdf`` or ``simdplan.robots.load(name)``. Arrays returned by the
+    geometry queries are float32 (the precision they are computed in).
+    """
+
+    def __init__(self, description: RobotDescription, disabled_pairs: set | None = None, *,
+                 joints: list[str] | None = None, fixed_joint_values: dict | None = None,
+                 base_pose=None, skip_adjacent: bool = True, resolution: float | None = None) -> None:
+        require_spheres(description)
+        self.description = description
+        movable = [j.name for j in description.joints if j.type in MOVABLE and j.mimic is None]
+        if joints is None:
+            joints = movable
+        joints = list(joints)
+        unknown = [n for n in joints if n not in movable]
+        if unknown:
+            raise ValueError(f"unknown or non-actuated joints {unknown}; actuated joints are {movable}")
+        if len(set(joints)) != len(joints):
+            raise ValueError(f"joints listed twice in {joints}")
+        held = dict(fixed_joint_values or {})
+        by_name = {j.name: j for j in description.joints}
+        for name, value in held.items():
+            if name not in by_name or name in joints:
+                raise ValueError(f"fixed_joint_values names {name!r}, which is not a held (inactive) joint")
+            v = float(value)
+            j = by_name[name]
+            if not np.isfinite(v) or (j.type != "continuous" and not j.lower <= v <= j.upper):
+                raise ValueError(f"fixed value {v} for joint {name!r} is outside its limits [{j.lower}, {j.upper}]")
+            held[name] = v
+        for name in movable:
+            j = by_name[name]
+            if name not in joints and name not in held and j.type != "continuous" and not j.lower <= 0.0 <= j.upper:
+                raise ValueError(f"joint {name!r} is held but 0 is outside its limits: give it in fixed_joint_values")
+        pose = np.eye(4) if base_pose is None else check_pose_matrix(base_pose, "base_pose")
+        self.resolution = DEFAULT_RESOLUTION if resolution is None else float(resolution)
+        if not np.isfinite(self.resolution) or self.resolution <= 0:
+            raise ValueError(f"resolution must be > 0 samples per unit of joint distance, got {resolution!r}")
+        self._disabled = set(disabled_pairs or ())
+        self._program: Program = compile_program(description, joints, held, pose, self._disabled, skip_adjacent)
+        self._model = _core.RobotModel(*self._program.core_args())
+
+    @classmethod
+    def from_urdf(cls, urdf: str | os.PathLike, srdf: str | os.PathLike | None = None, **kwargs) -> "Robot":
+        """Load a robot whose URDF collision geometry is spheres, with an optional SRDF.
+
+        SRDF ``disable_collisions`` pairs are never checked. Keyword arguments: ``joints`` (the
+        active joints, in configuration order; default every actuated joint in URDF order),
+        ``fixed_joint_values`` (values of the other joints, default 0), ``base_pose`` (4x4 pose
+        of the root link in the world), ``skip_adjacent`` (see simdplan.robots.kinematics;
+        default True), ``resolution`` (default samples per unit joint distance for motion checks).
+        """
+        desc = read_urdf(urdf)
+        pairs = read_srdf(srdf, set(desc.links)) if srdf is not None else set()
+        return cls(desc, pairs, **kwargs)
+
+    # ----- description -----
+    @property
+    def name(self) -> str:
+        return self.description.name
+
+    @property
+    def dof(self) -> int:
+        return self._program.dof
+
+    @property
+    def joint_names(self) -> list[str]:
+        return list(self._program.joint_names)
+
+    @property
+    def lower(self) -> np.ndarray:
+        """(dof,) float64 lower limits; continuous joints report -pi (any angle is valid)."""
+        return self._program.lower.copy()
+
+    @property
+    def upper(self) -> np.ndarray:
+        """(dof,) float64 upper limits; continuous joints report +pi (any angle is valid)."""
+        return self._program.upper.copy()
+
+    @property
+    def link_names(self) -> list[str]:
+        return list(self._program.link_names)
+
+    @property
+    def n_spheres(self) -> int:
+        return len(self._program.spheres)
+
+    @property
+    def sphere_links(self) -> list[str]:
+        """Link of each sphere, in the order of ``fk`` rows."""
+        return [self._program.group_links[g] for g in self._program.sphere_group]
+
+    @property
+    def self_collision_pairs(self) -> list[tuple[str, str]]:
+        """Link pairs checked for self-collision."""
+        g = self._program.group_links
+        return [(g[a], g[b]) for a, b in self._program.pairs]
+
+    def __repr__(self) -> str:
+        return (f"Robot({self.name!r}, dof={self.dof}, links={len(self._program.link_names)}, "
+                f"spheres={self.n_spheres}, self_pairs={len(self._program.pairs)})")
+
+    # ----- kinematics -----
+    def fk(self, q) -> np.ndarray:
+        """World sphere centres and radii at ``q`` (dof,): (n_spheres, 4) float32 [x, y, z, r]."""
+        return self._model.fk_spheres(_as_f64(q, "q").reshape(1, -1) if np.ndim(q) == 1 else _bad_vec(q, self.dof))[0]
+
+    def fk_many(self, Q) -> np.ndarray:
+        """World spheres for every row of ``Q`` (n, dof): (n, n_spheres, 4) float32."""
+        return self._model.fk_spheres(_as_f64(Q, "Q"))
+
+    def link_poses(self, q) -> dict[str, np.ndarray]:
+        """World pose (4, 4) float64 of every link at ``q`` (dof,)."""
+        if np.ndim(q) != 1:
+            _bad_vec(q, self.dof)
+        bodies = self._model.fk_bodies(_as_f64(q, "q").reshape(1, -1))[0].astype(np.float64)
+        frames = np.zeros((len(bodies), 4, 4))
+        frames[:, :3, :] = bodies.reshape(-1, 3, 4)
+        frames[:, 3, 3] = 1.0
+        p = self._program
+        return {name: frames[p.link_body[i]] @ p.link_in_body[i] for i, name in enumerate(p.link_names)}
+
+    # ----- validity -----
+    def is_valid(self, q, env: Environment | None = None, padding: float = 0.0) -> bool:
+        """Clear(q): True iff ``q`` (dof,) is within limits and collision-free in ``env``."""
+        if type(q) is not np.ndarray or q.dtype != np.float64:
+            q = _as_f64(q, "q")
+        if padding != 0.0:
+            padding = _check_padding(padding)
+        return self._model.is_valid((env or _empty_env())._model(), q, padding)
+
+    def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
+        """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""
+        if type(Q) is not np.ndarray or Q.dtype != np.float64:
+            Q = _as_f64(Q, "Q")
+        if padding != 0.0:
+            padding = _check_padding(padding)
+        return self._model.is_valid_many((env or _empty_env())._model(), Q, padding)
+
+    def motion_samples(self, q0, q1, resolution: float | None = None) -> int:
+        """Intervals n of the discrete motion check: n = max(1, ceil(|q1 - q0| * resolution))."""
+        res = self.resolution if resolution is None else resolution
+        return self._model.motion_samples(_as_f64(q0, "q0"), _as_f64(q1, "q1"), float(res))
+
+    def is_motion_valid(self, q0, q1, env: Environment | None = None, resolution: float | None = None,
+                        padding: float = 0.0) -> bool:
+        """Link(q0, q1), discrete: True iff every sample q0 + (i/n)(q1 - q0), i = 0..n, is valid.
+
+        n = max(1, ceil(|q1 - q0|_2 * resolution)) with ``resolution`` in samples per unit of
+        joint-space distance (default ``robot.resolution``). Samples are checked W at a time,
+        spread along the whole edge from the first pass, and the check stops at the first collision.
+        Obstacles thinner than the gap between samples can be missed; that is what discrete means.
+        """
+        res = self.resolution if resolution is None else resolution
+        if padding != 0.0:
+            padding = _check_padding(padding)
+        return self._model.is_motion_valid((env or _empty_env())._model(), _as_f64(q0, "q0"), _as_f64(q1, "q1"),
+                                           float(res), padding)
+
+    def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
+        """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
+        env = env or _empty_env()
+        padding = _check_padding(padding)
+        qa = _as_f64(q, "q")
+        out: list[Violation] = []
+        p = self._program
+        if qa.shape == (self.dof,):
+            for name, v, lo, hi, w in zip(p.joint_names, qa, p.lower, p.upper, p.wrap):
+                if np.isfinite(v) and not w and not lo <= v <= hi:
+                    out.append(Violation("joint_limit", joint=name, value=float(v), limits=(float(lo), float(hi))))
+        links = self.sphere_links
+        for is_self, s, other, kind, depth in self._model.contacts(env._model(), qa, padding):
+            if is_self:
+                out.append(Violation("self", link=links[s], sphere=s, other_link=links[other], other_sphere=other,
+                                     depth=float(depth)))
+            else:
+                ob = env._obstacle_for(kind, other)
+                out.append(Violation("environment", link=links[s], sphere=s, obstacle_id=ob.id, obstacle_name=ob.name,
+                                     obstacle_kind=ob.kind, depth=float(depth)))
+        return out
+
+
+def _bad_vec(q, dof):
+    raise ValueError(f"q must have shape ({dof},), got {np.shape(q)}")
