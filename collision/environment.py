@@ -152,7 +152,8 @@ class Environment:
         counts = {k: 0 for k in KINDS}
         for o in self._obstacles.values():
             counts[o.kind] += 1
-        parts = ", ".join(f"{v} {k}{'s' if v != 1 else ''}" for k, v in counts.items() if v)
+        plural = {"sphere": "spheres", "capsule": "capsules", "cylinder": "cylinders", "box": "boxes", "plane": "planes"}
+        parts = ", ".join(f"{v} {k if v == 1 else plural[k]}" for k, v in counts.items() if v)
         return f"Environment({parts or 'empty'})"
 
     def to_dicts(self) -> list[dict]:

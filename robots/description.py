@@ -89,8 +89,8 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
             origin = np.eye(4) if col.origin is None else np.asarray(col.origin, dtype=float)
             if geom is not None and geom.sphere is not None:
                 r = float(geom.sphere.radius)
-                if not np.isfinite(r) or r < 0:
-                    raise _fail(path, f"link {link.name!r} has a sphere of radius {r}: radii must be >= 0")
+                if not np.isfinite(r) or r <= 0:
+                    raise _fail(path, f"link {link.name!r} has a sphere of radius {r}: radii must be > 0")
                 spheres.append([*origin[:3, 3], r])
             else:
                 kind = next((k for k in ("box", "cylinder", "mesh", "capsule")

@@ -213,7 +213,10 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
 
     lower = np.array([by_name[n].lower if by_name[n].type != "continuous" else -np.pi for n in active])
     upper = np.array([by_name[n].upper if by_name[n].type != "continuous" else np.pi for n in active])
-    wrap = np.array([by_name[n].type == "continuous" for n in active], dtype=np.uint8)
+    # Continuous joints are wrapped to [-pi, pi] before the float32 kernels (accuracy for large angles),
+    # except where a mimic joint follows them: its value scale * q + offset needs the raw angle.
+    followed = {j.mimic.joint for j in desc.joints if j.mimic is not None and j.type in MOVABLE}
+    wrap = np.array([by_name[n].type == "continuous" and n not in followed for n in active], dtype=np.uint8)
     return Program(
         dof=len(active), joint_names=list(active), lower=lower, upper=upper, wrap=wrap,
         body_parent=np.array(body_parent), body_kind=np.array(body_kind), body_dof=np.array(body_dof),

@@ -46,6 +46,16 @@ def _as_f64(value, name: str) -> np.ndarray:
     return arr.astype(np.float64, copy=False)
 
 
+def _env_model(env):
+    """The compiled core environment of ``env`` (None: no obstacles)."""
+    if env is None:
+        return _empty_env()._model()
+    try:
+        return env._model()
+    except AttributeError:
+        raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}") from None
+
+
 def _check_padding(padding) -> float:
     p = float(padding)
     if not np.isfinite(p) or p < 0:
@@ -108,8 +118,9 @@ class Robot:
         held = dict(fixed_joint_values or {})
         by_name = {j.name: j for j in description.joints}
         for name, value in held.items():
-            if name not in by_name or name in joints:
-                raise ValueError(f"fixed_joint_values names {name!r}, which is not a held (inactive) joint")
+            if name not in movable or name in joints:
+                raise ValueError(f"fixed_joint_values names {name!r}, which is not an actuated joint left out of "
+                                 f"`joints`; those are {[n for n in movable if n not in joints]}")
             v = float(value)
             j = by_name[name]
             if not np.isfinite(v) or (j.type != "continuous" and not j.lower <= v <= j.upper):
@@ -214,7 +225,7 @@ class Robot:
             q = _as_f64(q, "q")
         if padding != 0.0:
             padding = _check_padding(padding)
-        return self._model.is_valid((env or _empty_env())._model(), q, padding)
+        return self._model.is_valid(_env_model(env), q, padding)
 
     def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
         """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""
@@ -222,7 +233,7 @@ class Robot:
             Q = _as_f64(Q, "Q")
         if padding != 0.0:
             padding = _check_padding(padding)
-        return self._model.is_valid_many((env or _empty_env())._model(), Q, padding)
+        return self._model.is_valid_many(_env_model(env), Q, padding)
 
     def motion_samples(self, q0, q1, resolution: float | None = None) -> int:
         """Intervals n of the discrete motion check: n = max(1, ceil(|q1 - q0| * resolution))."""
@@ -241,12 +252,13 @@ class Robot:
         res = self.resolution if resolution is None else resolution
         if padding != 0.0:
             padding = _check_padding(padding)
-        return self._model.is_motion_valid((env or _empty_env())._model(), _as_f64(q0, "q0"), _as_f64(q1, "q1"),
+        return self._model.is_motion_valid(_env_model(env), _as_f64(q0, "q0"), _as_f64(q1, "q1"),
                                            float(res), padding)
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
-        env = env or _empty_env()
+        model = _env_model(env)
+        env = env if env is not None else _empty_env()
         padding = _check_padding(padding)
         qa = _as_f64(q, "q")
         out: list[Violation] = []
@@ -256,7 +268,7 @@ class Robot:
                 if np.isfinite(v) and not w and not lo <= v <= hi:
                     out.append(Violation("joint_limit", joint=name, value=float(v), limits=(float(lo), float(hi))))
         links = self.sphere_links
-        for is_self, s, other, kind, depth in self._model.contacts(env._model(), qa, padding):
+        for is_self, s, other, kind, depth in self._model.contacts(model, qa, padding):
             if is_self:
                 out.append(Violation("self", link=links[s], sphere=s, other_link=links[other], other_sphere=other,
                                      depth=float(depth)))

@@ -20,6 +20,7 @@ class Environment {
 
  private:
   std::vector<float> spheres_, capsules_, cylinders_, boxes_, planes_;
+  std::vector<float> sphere_aabbs_, capsule_aabbs_, cylinder_aabbs_, box_aabbs_, plane_aabbs_;
   EnvironmentView view_{};
 };
 

@@ -68,7 +68,7 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
     next = a_.group_end[g];
   }
   require(size_t(next) == ns, "group sphere ranges must cover every sphere");
-  for (size_t s = 0; s < ns; ++s) require(a_.spheres[4 * s + 3] >= 0, "negative sphere radius");
+  for (size_t s = 0; s < ns; ++s) require(a_.spheres[4 * s + 3] > 0, "sphere radii must be > 0");
   require(a_.pairs.size() % 2 == 0, "pairs need 2 entries each");
   require(a_.lower.size() == size_t(a_.dof) && a_.upper.size() == size_t(a_.dof) && a_.wrap.size() == size_t(a_.dof),
           "limit arrays must have dof entries");
@@ -159,6 +159,9 @@ void RobotModel::is_valid_many(const Environment& env, const Strided& q, float p
 int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double resolution) const {
   if (!(resolution > 0) || !std::isfinite(resolution))
     throw std::invalid_argument("resolution must be a positive finite number of samples per unit of joint distance");
+  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
+  convert_row(q0, 0, ends.data(), "q0");  // refuses non-finite values with their index
+  convert_row(q1, 0, ends.data() + a_.dof, "q1");
   double d2 = 0;
   for (int32_t j = 0; j < a_.dof; ++j) {
     const double d = q1.data[j * q1.col_stride] - q0.data[j * q0.col_stride];
@@ -172,11 +175,11 @@ int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double 
 bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                                  float padding) const {
   const KernelTable& k = active();
+  const int64_t n = motion_samples(q0, q1, resolution);  // validates resolution and finiteness first
   std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
   const bool ok0 = convert_row(q0, 0, ends.data(), "q0");
   const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
   if (!ok0 || !ok1) return false;  // limits form a box, so the segment is in limits iff both ends are
-  const int64_t n = motion_samples(q0, q1, resolution);
   // Rake order: chunk c holds samples c, c + P, c + 2P, ... (P chunks of W lanes), so the first
   // chunk already spans the whole edge and a collision anywhere is found early.
   const int64_t W = k.lanes;
@@ -244,12 +247,12 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
     for (int32_t i = 0; i < e.n_cylinders; ++i) {
       const float* o = e.cylinders + kCylinderFloats * i;
       if (isa_scalar::sphere_cylinder_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 2, r - std::sqrt(isa_scalar::sphere_cylinder_sqdist(x, y, z, o).v)});
+        out.push_back({false, s, i, 2, r - isa_scalar::sphere_cylinder_sdist(x, y, z, o).v});
     }
     for (int32_t i = 0; i < e.n_boxes; ++i) {
       const float* o = e.boxes + kBoxFloats * i;
       if (isa_scalar::sphere_box_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 3, r - std::sqrt(isa_scalar::sphere_box_sqdist(x, y, z, o).v)});
+        out.push_back({false, s, i, 3, r - isa_scalar::sphere_box_sdist(x, y, z, o).v});
     }
     for (int32_t i = 0; i < e.n_planes; ++i) {
       const float* o = e.planes + kPlaneFloats * i;

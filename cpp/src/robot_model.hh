@@ -30,7 +30,7 @@ struct Contact {
   int32_t sphere;       // robot sphere index
   int32_t other;        // obstacle record index (env) or the other robot sphere (self)
   int32_t kind;         // obstacle kind 0 sphere, 1 capsule, 2 cylinder, 3 box, 4 plane; -1 for self
-  float depth;          // penetration depth in metres (> 0)
+  float depth;          // radius (+ padding) minus the signed distance of the centre, metres
 };
 
 struct Strided {

@@ -21,7 +21,21 @@ SIMDPLAN_INLINE V sphere_cylinder_sqdist(V x, V y, V z, const float* o) {
   return fmadd(dr, dr, dh * dh);
 }
 
-// per lane: true if sphere (x,y,z,r) penetrates the cylinder: dist(c, cylinder) < r
+// per lane: signed distance from (x,y,z) to the cylinder surface (negative inside)
+template <class V>
+SIMDPLAN_INLINE V sphere_cylinder_sdist(V x, V y, V z, const float* o) {
+  const V dx = x - V::fill(o[0]), dy = y - V::fill(o[1]), dz = z - V::fill(o[2]);
+  const V ax = V::fill(o[3]), ay = V::fill(o[4]), az = V::fill(o[5]);
+  const V h = fmadd(dx, ax, fmadd(dy, ay, dz * az));
+  const V px = fmadd(-h, ax, dx), py = fmadd(-h, ay, dy), pz = fmadd(-h, az, dz);
+  const V er = vsqrt(fmadd(px, px, fmadd(py, py, pz * pz))) - V::fill(o[7]);
+  const V eh = vabs(h) - V::fill(o[6]);
+  const V dr = vmax(er, V::zero()), dh = vmax(eh, V::zero());
+  return select(vmax(er, eh) < V::zero(), vmax(er, eh), vsqrt(fmadd(dr, dr, dh * dh)));
+}
+
+// per lane: true if sphere (x,y,z,r), r > 0, penetrates the cylinder: dist(c, cylinder) < r, i.e. its
+// signed distance is below r (a centre inside has distance 0 < r). Radii are > 0 by contract.
 template <class V>
 SIMDPLAN_INLINE typename V::Mask sphere_cylinder_hit(V x, V y, V z, V r, const float* o) {
   return sphere_cylinder_sqdist(x, y, z, o) < r * r;
