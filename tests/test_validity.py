@@ -275,3 +275,21 @@ def test_motion_valid_is_all_samples_valid(isa, seed, resolution):
     event(f"motion valid {expected}")
     assert robot.is_motion_valid(q0, q1, env, resolution=resolution) == expected
     assert bool(np.all(robot.is_valid_many(S, env))) == expected
+
+
+@pytest.mark.parametrize("n_obstacles", [15, 16, 17, 33, 47])
+def test_many_small_obstacles_cross_simd_chunks(isa, n_obstacles):
+    """More obstacles than one vector of AABBs holds (the broad phase tests W at a time and pads the
+    last vector with empty boxes): every obstacle must still be seen, in both kernels."""
+    robot = load("panda")
+    rng = np.random.default_rng(1000 + n_obstacles)
+    specs = []
+    for i in range(n_obstacles):
+        centre = rng.uniform([-0.8, -0.8, 0.0], [0.8, 0.8, 1.2])
+        if i % 2:
+            specs.append({"kind": "sphere", "center": tuple(centre), "radius": float(rng.uniform(0.02, 0.06))})
+        else:
+            specs.append({"kind": "box", "position": tuple(centre), "half_extents": tuple(rng.uniform(0.02, 0.05, 3))})
+    Q = random_configs(robot, rng, 64)
+    many, checked = compare(robot, Q, specs, 0.0)
+    assert checked > 50 and 0 < many.sum() < len(many)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -18,27 +17,30 @@ int32_t records(const std::vector<float>& v, int floats, const char* kind) {
   return static_cast<int32_t>(v.size() / floats);
 }
 
-// Outward-rounded world AABB of each record; `half` gives the half-size per axis in double.
+// Outward-rounded world AABBs (min x y z, max x y z) of each record; `half` gives the half-size per
+// axis in double.
 template <class HalfFn>
-std::vector<float> aabbs(const std::vector<float>& recs, int floats, HalfFn half) {
-  std::vector<float> out;
+void add_aabbs(const std::vector<float>& recs, int floats, ObstacleKind kind, HalfFn half, std::vector<float>& boxes,
+               std::vector<int32_t>& kinds, std::vector<int32_t>& index) {
   const size_t n = recs.size() / floats;
-  out.reserve(n * kAabbFloats);
   for (size_t i = 0; i < n; ++i) {
     const float* o = recs.data() + i * floats;
     double h[3];
     half(o, h);
-    double lo3[3], hi3[3];
+    double lo[3], hi[3];
     for (int k = 0; k < 3; ++k) {
       // NOTE: outward margin so float32 rounding of the box never clips a real contact.
       const double m = 1e-5 * (1.0 + std::fabs(o[k]) + h[k]);
-      lo3[k] = double(o[k]) - h[k] - m;
-      hi3[k] = double(o[k]) + h[k] + m;
+      lo[k] = double(o[k]) - h[k] - m;
+      hi[k] = double(o[k]) + h[k] + m;
     }
-    for (int k = 0; k < 3; ++k) out.push_back(static_cast<float>(lo3[k]));
-    for (int k = 0; k < 3; ++k) out.push_back(static_cast<float>(hi3[k]));
+    if (kind == kObsPlane)
+      for (int k = 0; k < 3; ++k) lo[k] = -HUGE_VAL, hi[k] = HUGE_VAL;
+    for (int k = 0; k < 3; ++k) boxes.push_back(static_cast<float>(lo[k]));
+    for (int k = 0; k < 3; ++k) boxes.push_back(static_cast<float>(hi[k]));
+    kinds.push_back(kind);
+    index.push_back(static_cast<int32_t>(i));
   }
-  return out;
 }
 
 }  // namespace
@@ -61,32 +63,34 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   view_.n_planes = records(planes_, kPlaneFloats, "plane");
   view_.planes = planes_.data();
 
-  sphere_aabbs_ = aabbs(spheres_, kSphereFloats, [](const float* o, double* h) { h[0] = h[1] = h[2] = o[3]; });
+  std::vector<float> aabbs;  // AoS while collecting
+  add_aabbs(spheres_, kSphereFloats, kObsSphere, [](const float* o, double* h) { h[0] = h[1] = h[2] = o[3]; }, aabbs,
+            obstacle_kind_, obstacle_record_);
   // capsule: segment half-extent |a_k| hl plus the full radius; cylinder: |a_k| hl + R sqrt(1 - a_k^2)
-  capsule_aabbs_ = aabbs(capsules_, kCapsuleFloats, [](const float* o, double* h) {
+  add_aabbs(capsules_, kCapsuleFloats, kObsCapsule, [](const float* o, double* h) {
     for (int k = 0; k < 3; ++k) h[k] = std::fabs(double(o[3 + k])) * o[6] + o[7];
-  });
-  cylinder_aabbs_ = aabbs(cylinders_, kCylinderFloats, [](const float* o, double* h) {
+  }, aabbs, obstacle_kind_, obstacle_record_);
+  add_aabbs(cylinders_, kCylinderFloats, kObsCylinder, [](const float* o, double* h) {
     for (int k = 0; k < 3; ++k) {
       const double a = o[3 + k];
       h[k] = std::fabs(a) * o[6] + o[7] * std::sqrt(std::max(0.0, 1.0 - a * a));
     }
-  });
-  box_aabbs_ = aabbs(boxes_, kBoxFloats, [](const float* o, double* h) {
+  }, aabbs, obstacle_kind_, obstacle_record_);
+  add_aabbs(boxes_, kBoxFloats, kObsBox, [](const float* o, double* h) {
     for (int k = 0; k < 3; ++k)
       h[k] = std::fabs(double(o[3 + k])) * o[12] + std::fabs(double(o[6 + k])) * o[13] + std::fabs(double(o[9 + k])) * o[14];
-  });
-  // planes: unbounded (the AABB never rejects them)
-  plane_aabbs_.clear();
-  for (int32_t i = 0; i < view_.n_planes; ++i) {
-    for (int k = 0; k < 3; ++k) plane_aabbs_.push_back(-std::numeric_limits<float>::infinity());
-    for (int k = 0; k < 3; ++k) plane_aabbs_.push_back(std::numeric_limits<float>::infinity());
-  }
-  view_.sphere_aabbs = sphere_aabbs_.data();
-  view_.capsule_aabbs = capsule_aabbs_.data();
-  view_.cylinder_aabbs = cylinder_aabbs_.data();
-  view_.box_aabbs = box_aabbs_.data();
-  view_.plane_aabbs = plane_aabbs_.data();
+  }, aabbs, obstacle_kind_, obstacle_record_);
+  add_aabbs(planes_, kPlaneFloats, kObsPlane, [](const float*, double* h) { h[0] = h[1] = h[2] = 0; }, aabbs,
+            obstacle_kind_, obstacle_record_);
+  const size_t n = obstacle_kind_.size(), stride = n + kAabbPad;
+  aabb_soa_.assign(6 * stride, 0.0f);
+  for (size_t c = 0; c < 6; ++c)
+    for (size_t i = 0; i < stride; ++i)
+      aabb_soa_[c * stride + i] = i < n ? aabbs[6 * i + c] : (c < 3 ? HUGE_VALF : -HUGE_VALF);  // empty pad boxes
+  view_.n_obstacles = static_cast<int32_t>(n);
+  view_.aabb_soa = aabb_soa_.data();
+  view_.obstacle_kind = obstacle_kind_.data();
+  view_.obstacle_record = obstacle_record_.data();
 }
 
 int64_t Environment::size() const {

@@ -20,7 +20,8 @@ class Environment {
 
  private:
   std::vector<float> spheres_, capsules_, cylinders_, boxes_, planes_;
-  std::vector<float> sphere_aabbs_, capsule_aabbs_, cylinder_aabbs_, box_aabbs_, plane_aabbs_;
+  std::vector<float> aabb_soa_;
+  std::vector<int32_t> obstacle_kind_, obstacle_record_;
   EnvironmentView view_{};
 };
 

@@ -4,6 +4,7 @@
 // -DSIMDPLAN_NS=isa_<name>. Nothing here may use code that another build also instantiates
 // (see simdplan/config.hh): only our namespaced templates, intrinsics and libm builtins.
 #include "simdplan/collision/validity.hh"
+#include "simdplan/collision/validity_one.hh"
 #include "simdplan/kernels.hh"
 #include "simdplan/vec/vec.hh"
 
@@ -29,6 +30,12 @@ bool check(const RobotView* rb, const EnvironmentView* env, const float* q, int6
   return check_batch<Vec>(*rb, *env, q, n, padding, stop_at_first, free_inout, scratch);
 }
 
+int64_t one_floats(const RobotView* rb) { return one_scratch_floats(*rb); }
+
+bool one(const RobotView* rb, const EnvironmentView* env, const float* q, float padding, float* scratch) {
+  return check_one<Vec>(*rb, *env, q, padding, scratch);
+}
+
 void fk_spheres(const RobotView* rb, const float* q, int64_t n, float* out, float* scratch) {
   fk_spheres_batch<Vec>(*rb, q, n, out, scratch);
 }
@@ -37,7 +44,7 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
   fk_bodies_batch<Vec>(*rb, q, n, out, scratch);
 }
 
-const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W, &scratch_floats, &check, &fk_spheres, &fk_bodies};
+const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W, &scratch_floats, &check, &one_floats, &one, &fk_spheres, &fk_bodies};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS

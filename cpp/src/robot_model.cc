@@ -105,6 +105,11 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   view_.group_bound = a_.group_bound.data();
   view_.n_spheres = int32_t(ns);
   view_.spheres = a_.spheres.data();
+  const size_t stride = ns + kSoaPad;
+  sphere_soa_.assign(4 * stride, 0.0f);
+  for (size_t s = 0; s < ns; ++s)
+    for (size_t c = 0; c < 4; ++c) sphere_soa_[c * stride + s] = a_.spheres[4 * s + c];
+  view_.sphere_soa = sphere_soa_.data();
   view_.n_pairs = int32_t(np);
   view_.pairs = a_.pairs.data();
   view_.pair_begin = pair_begin_.data();
@@ -138,8 +143,15 @@ bool RobotModel::is_valid(const Environment& env, const Strided& q, float paddin
     qf = big.data();
   }
   if (!convert_row(q, 0, qf, "q")) return false;
+  return k.check_one(&view_, &env.view(), qf, padding, scratch(k.one_scratch_floats(&view_)));
+}
+
+bool RobotModel::is_valid_lanes(const Environment& env, const Strided& q, float padding) const {
+  const KernelTable& k = active();
+  std::vector<float> qf(std::max(a_.dof, 1));
+  if (!convert_row(q, 0, qf.data(), "q")) return false;
   uint8_t free = 1;
-  return k.check(&view_, &env.view(), qf, 1, padding, true, &free, scratch(k.scratch_floats(&view_)));
+  return k.check(&view_, &env.view(), qf.data(), 1, padding, true, &free, scratch(k.scratch_floats(&view_)));
 }
 
 void RobotModel::is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const {

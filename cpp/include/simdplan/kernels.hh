@@ -26,6 +26,11 @@ struct KernelTable {
   bool (*check)(const RobotView* robot, const EnvironmentView* env, const float* q, int64_t n, float padding,
                 bool stop_at_first, uint8_t* free_inout, float* scratch);
 
+  // Collision-free test of ONE configuration (dof float32, limits already checked), robot spheres in
+  // the lanes (see collision/validity_one.hh). Scratch: one_scratch_floats.
+  int64_t (*one_scratch_floats)(const RobotView* robot);
+  bool (*check_one)(const RobotView* robot, const EnvironmentView* env, const float* q, float padding, float* scratch);
+
   // Forward kinematics of n configurations: world sphere centres and radii (n x n_spheres x 4),
   // radii unchanged.
   void (*fk_spheres)(const RobotView* robot, const float* q, int64_t n, float* out, float* scratch);

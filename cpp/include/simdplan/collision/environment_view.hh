@@ -3,8 +3,10 @@
 // World frame, metres. One array per shape kind, one fixed-size record per obstacle; the layouts
 // are documented beside each shape-pair test in simdplan/geom/. Filled by the Python
 // simdplan.collision.Environment builder, which validates every number before it gets here.
-// Each kind also has a world AABB per obstacle (6 floats: min x y z, max x y z; rounded outward,
-// +-inf for planes that are not axis-aligned), a cheap conservative pre-filter.
+// A conservative pre-filter covers all kinds at once: every obstacle has a world AABB (rounded
+// outward; +-inf for planes), stored as six arrays (min x, y, z, max x, y, z) of n_obstacles +
+// kAabbPad floats, padded with empty boxes (min +inf, max -inf), so W obstacles are tested per
+// vector instruction; obstacle_kind / obstacle_record say which record each AABB belongs to.
 #pragma once
 #include <cstdint>
 
@@ -16,24 +18,25 @@ constexpr int kCylinderFloats = 8;  // x y z ax ay az half_length radius
 constexpr int kBoxFloats = 16;      // x y z ux(3) uy(3) uz(3) hx hy hz pad
 constexpr int kPlaneFloats = 4;     // nx ny nz d
 
-constexpr int kAabbFloats = 6;
+constexpr int32_t kAabbPad = 16;  // widest vector
+
+enum ObstacleKind : int32_t { kObsSphere = 0, kObsCapsule = 1, kObsCylinder = 2, kObsBox = 3, kObsPlane = 4 };
 
 struct EnvironmentView {
   int32_t n_spheres;
   const float* spheres;
-  const float* sphere_aabbs;
   int32_t n_capsules;
   const float* capsules;
-  const float* capsule_aabbs;
   int32_t n_cylinders;
   const float* cylinders;
-  const float* cylinder_aabbs;
   int32_t n_boxes;
   const float* boxes;
-  const float* box_aabbs;
   int32_t n_planes;
   const float* planes;
-  const float* plane_aabbs;
+  int32_t n_obstacles;             // all kinds
+  const float* aabb_soa;           // 6 x (n_obstacles + kAabbPad)
+  const int32_t* obstacle_kind;    // ObstacleKind
+  const int32_t* obstacle_record;  // index within its kind's array
 };
 
 }  // namespace simdplan

@@ -11,11 +11,7 @@
 #pragma once
 #include "simdplan/collision/environment_view.hh"
 #include "simdplan/config.hh"
-#include "simdplan/geom/sphere_box.hh"
-#include "simdplan/geom/sphere_capsule.hh"
-#include "simdplan/geom/sphere_cylinder.hh"
-#include "simdplan/geom/sphere_plane.hh"
-#include "simdplan/geom/sphere_sphere.hh"
+#include "simdplan/collision/obstacles.hh"
 #include "simdplan/kin/fk.hh"
 #include "simdplan/kin/robot_view.hh"
 
@@ -51,29 +47,26 @@ struct LaneScratch {
   }
 };
 
-// Tests group g (placed in scratch) against every obstacle of one kind. Returns true when the
-// caller should stop (all lanes done, or a collision with stop_at_first).
-template <class V, class Hit>
-SIMDPLAN_INLINE bool group_vs_obstacles(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding,
-                                        int32_t n, const float* rec, const float* aabb, int stride, Hit hit,
-                                        typename V::Mask& done, bool stop_at_first) {
-  if (n == 0) return false;
+// Tests group g (placed in scratch) against the environment: obstacles whose AABB meets the box
+// around the group's bound over all lanes, then the bound per lane, then the group's spheres.
+// Returns true when the caller should stop (all lanes done, or a collision with stop_at_first).
+template <class V>
+SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                          int32_t g, float padding, typename V::Mask& done, bool stop_at_first) {
+  if (env.n_obstacles == 0) return false;
   const float rbound = rb.group_bound[4 * g + 3] + padding;
   const V br = V::fill(rbound);
   const int32_t begin = rb.group_begin[g], end = rb.group_end[g];
-  // the box around this group's bound over all lanes, against each obstacle's AABB
   const float lo[3] = {s.bx[g].hmin() - rbound, s.by[g].hmin() - rbound, s.bz[g].hmin() - rbound};
   const float hi[3] = {s.bx[g].hmax() + rbound, s.by[g].hmax() + rbound, s.bz[g].hmax() + rbound};
-  for (int32_t i = 0; i < n; ++i) {
-    const float* box = aabb + int64_t(i) * kAabbFloats;
-    if (hi[0] < box[0] || hi[1] < box[1] || hi[2] < box[2] || lo[0] > box[3] || lo[1] > box[4] || lo[2] > box[5])
-      continue;
-    const float* o = rec + int64_t(i) * stride;
-    auto cand = hit(s.bx[g], s.by[g], s.bz[g], br, o) & ~done;
-    if (!cand.any()) continue;
+  return for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
+    const int32_t kind = env.obstacle_kind[idx];
+    const float* o = obstacle_data(env, idx);
+    auto cand = obstacle_hit(kind, o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
+    if (!cand.any()) return false;
     for (int32_t k = begin; k < end; ++k) {
       const V r = V::fill(rb.spheres[4 * k + 3] + padding);
-      const auto h = hit(s.sx[k], s.sy[k], s.sz[k], r, o) & cand;
+      const auto h = obstacle_hit(kind, o, s.sx[k], s.sy[k], s.sz[k], r) & cand;
       if (h.any()) {
         done = done | h;
         if (stop_at_first || done.all()) return true;
@@ -81,8 +74,8 @@ SIMDPLAN_INLINE bool group_vs_obstacles(const RobotView& rb, const LaneScratch<V
         if (!cand.any()) break;
       }
     }
-  }
-  return false;
+    return false;
+  });
 }
 
 // Runs the fused FK + collision program on the lanes not yet done. Returns the done mask.
@@ -90,12 +83,6 @@ template <class V>
 SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                              float padding, typename V::Mask done, bool stop_at_first) {
   using M = typename V::Mask;
-  const auto sphere_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_sphere_hit(x, y, z, r, o); };
-  const auto capsule_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_capsule_hit(x, y, z, r, o); };
-  const auto cylinder_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_cylinder_hit(x, y, z, r, o); };
-  const auto box_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_box_hit(x, y, z, r, o); };
-  const auto plane_hit = [](V x, V y, V z, V r, const float* o) -> M { return sphere_plane_hit(x, y, z, r, o); };
-
   int32_t g = 0;
   for (int32_t b = 0; b < rb.n_bodies; ++b) {
     fk_body(rb, b, s.q, s.frames);
@@ -107,15 +94,7 @@ SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const Environm
         const float* l = rb.spheres + 4 * k;
         fk_point(T, l[0], l[1], l[2], s.sx[k], s.sy[k], s.sz[k]);
       }
-      if (group_vs_obstacles(rb, s, g, padding, env.n_spheres, env.spheres, env.sphere_aabbs, kSphereFloats, sphere_hit, done,
-                             stop_at_first) ||
-          group_vs_obstacles(rb, s, g, padding, env.n_planes, env.planes, env.plane_aabbs, kPlaneFloats, plane_hit, done,
-                             stop_at_first) ||
-          group_vs_obstacles(rb, s, g, padding, env.n_boxes, env.boxes, env.box_aabbs, kBoxFloats, box_hit, done, stop_at_first) ||
-          group_vs_obstacles(rb, s, g, padding, env.n_capsules, env.capsules, env.capsule_aabbs, kCapsuleFloats, capsule_hit, done,
-                             stop_at_first) ||
-          group_vs_obstacles(rb, s, g, padding, env.n_cylinders, env.cylinders, env.cylinder_aabbs, kCylinderFloats, cylinder_hit, done,
-                             stop_at_first))
+      if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first))
         return done;
 
       // self-collision against earlier groups

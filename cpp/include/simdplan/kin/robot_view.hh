@@ -11,11 +11,15 @@
 // - spheres: centre (body frame) and radius, metres; 4 floats each, grouped by group.
 // - pairs: group pairs (a < b) checked for self-collision, sorted by b; pair_begin[g] ..
 //   pair_begin[g+1] are the pairs whose later group is g.
+// - sphere_soa: the same spheres as four arrays (x, y, z, r), each n_spheres + 16 floats long
+//   (zero-padded), for kernels that put spheres, not configurations, in the lanes.
 // Origins are row-major 3 x 4 [R | t] (12 floats). All lengths in metres, angles in radians.
 #pragma once
 #include <cstdint>
 
 namespace simdplan {
+
+constexpr int32_t kSoaPad = 16;  // widest vector, so a full-width load past the last sphere stays in bounds
 
 enum BodyKind : int32_t { kBodyFixed = 0, kBodyRevolute = 1, kBodyPrismatic = 2 };
 
@@ -35,6 +39,7 @@ struct RobotView {
   const float* group_bound;  // 4 per group: centre (body frame), radius
   int32_t n_spheres;
   const float* spheres;  // 4 per sphere: centre (body frame), radius
+  const float* sphere_soa;  // 4 x (n_spheres + kSoaPad): x..., y..., z..., r...
   int32_t n_pairs;
   const int32_t* pairs;       // 2 per pair
   const int32_t* pair_begin;  // n_groups + 1 entries
