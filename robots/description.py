@@ -40,10 +40,21 @@ class JointDesc:
 
 
 @dataclasses.dataclass
+class MeshRef:
+    """A mesh named by the URDF: resolved file path, pose in the link frame (4, 4), scale (3,)."""
+
+    path: str
+    origin: np.ndarray
+    scale: np.ndarray
+
+
+@dataclasses.dataclass
 class LinkDesc:
     name: str
     spheres: np.ndarray  # (k, 4): centre in the link frame, radius; metres
     other_geometry: list[str]  # collision geometry that is not a sphere (kind names)
+    visual_meshes: list[MeshRef] = dataclasses.field(default_factory=list)
+    collision_meshes: list[MeshRef] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -57,6 +68,28 @@ class RobotDescription:
 
 def _fail(path: str, what: str) -> ValueError:
     return ValueError(f"{path}: {what}")
+
+
+def resolve_mesh_path(filename: str, urdf_dir: str) -> str:
+    """A URDF mesh filename as a local path: ``package://`` and ``file://`` prefixes are stripped and
+    relative paths are taken from the URDF's folder. (ROS package lookup is not attempted: the
+    robots shipped here keep their meshes beside the URDF.)"""
+    for prefix in ("package://", "file://"):
+        if filename.startswith(prefix):
+            filename = filename[len(prefix):]
+    return os.path.normpath(filename if os.path.isabs(filename) else os.path.join(urdf_dir, filename))
+
+
+def _mesh_refs(elements, urdf_dir: str) -> list[MeshRef]:
+    out = []
+    for e in elements:
+        mesh = e.geometry.mesh if e.geometry is not None else None
+        if mesh is None or not mesh.filename:
+            continue
+        origin = np.eye(4) if e.origin is None else np.asarray(e.origin, dtype=float)
+        scale = np.ones(3) if mesh.scale is None else np.broadcast_to(np.asarray(mesh.scale, dtype=float), (3,)).copy()
+        out.append(MeshRef(resolve_mesh_path(mesh.filename, urdf_dir), origin, scale))
+    return out
 
 
 def read_urdf(path: str | os.PathLike) -> RobotDescription:
@@ -99,7 +132,9 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
         arr = np.asarray(spheres, dtype=float).reshape(-1, 4)
         if not np.all(np.isfinite(arr)):
             raise _fail(path, f"link {link.name!r} has a non-finite sphere origin")
-        links[link.name] = LinkDesc(link.name, arr, other)
+        urdf_dir = os.path.dirname(os.path.abspath(path))
+        links[link.name] = LinkDesc(link.name, arr, other, _mesh_refs(link.visuals, urdf_dir),
+                                    _mesh_refs(link.collisions, urdf_dir))
 
     joints: list[JointDesc] = []
     seen_child: dict[str, str] = {}

@@ -636,3 +636,24 @@ def test_top_level_exports():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sp_robots.load("ur5")  # the shipped SRDF names only links of the URDF
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5"])
+def test_builtin_mesh_paths_resolve_to_shipped_files(name):
+    """Mesh filenames (some with package://) resolve relative to the URDF to files in the package."""
+    robot = sp_robots.load(name)
+    refs = [m for link in robot.description.links.values() for m in link.visual_meshes + link.collision_meshes]
+    assert refs, "the built-in robots name visual meshes"
+    for m in refs:
+        assert os.path.isfile(m.path), m.path
+        assert m.path.startswith(sp_robots.DATA_DIR)
+        assert m.origin.shape == (4, 4) and m.scale.shape == (3,)
+
+
+def test_mesh_path_prefixes_are_stripped(tmp_path):
+    from simdplan.robots.description import resolve_mesh_path
+
+    base = str(tmp_path)
+    assert resolve_mesh_path("package://meshes/a.stl", base) == os.path.join(base, "meshes", "a.stl")
+    assert resolve_mesh_path("meshes/a.stl", base) == os.path.join(base, "meshes", "a.stl")
+    assert resolve_mesh_path("file:///abs/a.stl", base) == "/abs/a.stl"
