@@ -10,6 +10,7 @@ namespace nb = nanobind;
 namespace simdplan::bind {
 void bind_collision(nb::module_& m);
 void bind_robots(nb::module_& m);
+void bind_planner(nb::module_& m);
 }  // namespace simdplan::bind
 
 NB_MODULE(_core, m) {
@@ -21,4 +22,5 @@ NB_MODULE(_core, m) {
   m.def("lanes", []() { return simdplan::active().lanes; }, "Configurations per SIMD vector in use");
   simdplan::bind::bind_collision(m);
   simdplan::bind::bind_robots(m);
+  simdplan::bind::bind_planner(m);
 }

@@ -44,6 +44,8 @@ class RobotModel {
   explicit RobotModel(RobotArrays a);
 
   int32_t dof() const { return a_.dof; }
+  const std::vector<double>& lower() const { return a_.lower; }
+  const std::vector<double>& upper() const { return a_.upper; }
   const RobotView& view() const { return view_; }
 
   bool is_valid(const Environment& env, const Strided& q, float padding) const;

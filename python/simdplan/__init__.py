@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 
 from simdplan._runtime import available_isas, info, isa, set_isa  # noqa: E402
 from simdplan.collision import Environment  # noqa: E402
+from simdplan.planner import PlanResult, plan  # noqa: E402
 from simdplan.robots import Robot  # noqa: E402
 
-__all__ = ["Environment", "Robot", "info", "isa", "set_isa", "available_isas", "__version__"]
+__all__ = ["Environment", "Robot", "plan", "PlanResult", "info", "isa", "set_isa", "available_isas", "__version__"]

@@ -1,0 +1,126 @@
+// planner.cc: binds planning (simdplan.planner builds the settings and checks the problem).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include "arrays.hh"
+#include "planning.hh"
+
+namespace simdplan::bind {
+
+namespace {
+
+using planner::PlannerSettings;
+using planner::Sampler;
+
+nb::dict to_python(const PlanOutput& out, int32_t dof) {
+  nb::dict d;
+  d["success"] = out.success;
+  double* p;
+  auto path = new_array<double>({out.path.size() / size_t(dof ? dof : 1), size_t(dof)}, &p);
+  std::copy(out.path.begin(), out.path.end(), p);
+  double* ip;
+  auto initial = new_array<double>({out.initial_path.size() / size_t(dof ? dof : 1), size_t(dof)}, &ip);
+  std::copy(out.initial_path.begin(), out.initial_path.end(), ip);
+  d["path"] = path;
+  d["initial_path"] = initial;
+  d["interpolated"] = out.interpolated;
+  const planner::PlannerStats& s = out.stats;
+  nb::dict st;
+  st["iterations"] = s.iterations;
+  st["collision_checks"] = s.collision_checks;
+  st["edge_checks"] = s.edge_checks;
+  st["tree_nodes"] = s.tree_nodes;
+  st["planning_time_ns"] = s.planning_time_ns;
+  st["simplify_time_ns"] = s.simplify_time_ns;
+  st["initial_cost"] = s.initial_cost;
+  st["final_cost"] = s.final_cost;
+  st["goal_index"] = s.goal_index;
+  d["stats"] = st;
+  return d;
+}
+
+std::vector<double> goals_of(const InArray& g, int32_t dof) {
+  const Strided s = as_batch(g, dof, "goals");
+  std::vector<double> out(size_t(s.rows) * dof);
+  for (int64_t r = 0; r < s.rows; ++r)
+    for (int32_t j = 0; j < dof; ++j) out[r * dof + j] = s.data[r * s.row_stride + j * s.col_stride];
+  return out;
+}
+
+std::vector<double> start_of(const InArray& q, int32_t dof) {
+  const Strided s = as_vector(q, dof, "start");
+  std::vector<double> out(dof);
+  for (int32_t j = 0; j < dof; ++j) out[j] = s.data[j * s.col_stride];
+  return out;
+}
+
+}  // namespace
+
+void bind_planner(nb::module_& m) {
+  nb::enum_<Sampler>(m, "Sampler").value("uniform", Sampler::kUniform).value("halton", Sampler::kHalton);
+  nb::class_<PlannerSettings>(m, "PlannerSettings")
+      .def(nb::init<>())
+      .def_rw("seed", &PlannerSettings::seed)
+      .def_rw("time_limit", &PlannerSettings::time_limit)
+      .def_rw("max_iterations", &PlannerSettings::max_iterations)
+      .def_rw("range", &PlannerSettings::range)
+      .def_rw("resolution", &PlannerSettings::resolution)
+      .def_rw("sampler", &PlannerSettings::sampler)
+      .def_rw("goal_bias", &PlannerSettings::goal_bias)
+      .def_rw("balance", &PlannerSettings::balance)
+      .def_rw("dynamic_domain", &PlannerSettings::dynamic_domain)
+      .def_rw("dd_radius", &PlannerSettings::dd_radius)
+      .def_rw("dd_alpha", &PlannerSettings::dd_alpha)
+      .def_rw("dd_min_radius", &PlannerSettings::dd_min_radius)
+      .def_rw("prm_neighbors", &PlannerSettings::prm_neighbors)
+      .def_rw("simplify", &PlannerSettings::simplify)
+      .def_rw("simplify_iterations", &PlannerSettings::simplify_iterations)
+      .def_rw("interpolate", &PlannerSettings::interpolate)
+      .def_rw("padding", &PlannerSettings::padding);
+
+  m.def(
+      "plan",
+      [](const RobotModel& robot, const Environment& env, const std::string& name, const InArray& start,
+         const InArray& goals, const PlannerSettings& s) {
+        const int32_t dof = robot.dof();
+        const std::vector<double> q0 = start_of(start, dof), qg = goals_of(goals, dof);
+        PlanOutput out;
+        {
+          nb::gil_scoped_release release;
+          out = plan(robot, env, name, q0.data(), qg.data(), int32_t(qg.size() / (dof ? dof : 1)), s);
+        }
+        return to_python(out, dof);
+      },
+      nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"));
+
+  // keep_alive: the session holds references to the robot (arg 2) and environment (arg 3)
+  nb::class_<PrmSession>(m, "PrmSession")
+      .def(nb::init<const RobotModel&, const Environment&, const PlannerSettings&>(), nb::keep_alive<1, 2>(),
+           nb::keep_alive<1, 3>(), nb::arg("robot"), nb::arg("env"), nb::arg("settings"))
+      .def(
+          "grow",
+          [](PrmSession& p, int64_t n, double time_limit) {
+            nb::gil_scoped_release release;
+            return p.grow(n, time_limit);
+          },
+          nb::arg("n_samples"), nb::arg("time_limit"))
+      .def(
+          "query",
+          [](PrmSession& p, const RobotModel& robot, const InArray& start, const InArray& goals,
+             const PlannerSettings& s) {
+            const int32_t dof = robot.dof();
+            const std::vector<double> q0 = start_of(start, dof), qg = goals_of(goals, dof);
+            PlanOutput out;
+            {
+              nb::gil_scoped_release release;
+              out = p.query(q0.data(), qg.data(), int32_t(qg.size() / (dof ? dof : 1)), s);
+            }
+            return to_python(out, dof);
+          },
+          nb::arg("robot"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"))
+      .def_prop_ro("vertices", &PrmSession::vertices)
+      .def_prop_ro("edges", &PrmSession::edges);
+}
+
+}  // namespace simdplan::bind

@@ -1,0 +1,56 @@
+// simdplan/planner/rrt.hh: goal-biased RRT.
+//
+// S. M. LaValle, "Rapidly-exploring random trees: A new tool for path planning", TR 98-11, Iowa
+// State University, 1998. One tree from the start; with probability goal_bias the sample is a goal.
+// After each extension, a goal within `range` of the new node is tried directly.
+// Contract as rrt_connect (rrtc.hh).
+#pragma once
+#include <vector>
+
+#include "simdplan/planner/rrtc.hh"
+
+namespace simdplan::planner {
+
+inline std::vector<float> rrt(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
+                              const float* start, const std::vector<float>& goals, const PlannerSettings& s,
+                              PlannerStats& stats) {
+  const int32_t dof = check.dof();
+  const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
+  Tree t(dof);
+  t.add(start, -1, 0.0f);
+  ConfigSampler sampler(s.sampler, s.seed, lower, upper);
+  const Deadline deadline(s.time_limit);
+  std::vector<float> q_rand(dof), q_near(dof), q_new(dof), path;
+  for (int64_t it = 0; it < s.max_iterations; ++it) {
+    stats.iterations = it + 1;
+    if ((it & 15) == 0 && deadline.passed()) break;
+    if (n_goals > 0 && sampler.rng().uniform() < s.goal_bias) {
+      const int64_t g = sampler.rng().below(n_goals);
+      std::copy(goals.begin() + g * dof, goals.begin() + (g + 1) * dof, q_rand.begin());
+    } else {
+      sampler.sample(q_rand.data());
+    }
+    const int32_t near = t.nn.nearest(q_rand.data()).first;
+    t.nn.get(near, q_near.data());
+    steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
+    if (!check.motion(q_near.data(), q_new.data())) continue;
+    const int32_t node = t.add(q_new.data(), near, 0.0f);
+    for (int32_t g = 0; g < n_goals; ++g) {
+      const float* goal = goals.data() + g * dof;
+      if (Checker::distance(q_new.data(), goal, dof) <= s.range && check.motion(q_new.data(), goal)) {
+        std::vector<float> back;
+        t.path_to_root(node, back);
+        const size_t rows = back.size() / dof;
+        for (size_t r = rows; r-- > 0;) path.insert(path.end(), back.begin() + r * dof, back.begin() + (r + 1) * dof);
+        path.insert(path.end(), goal, goal + dof);
+        stats.goal_index = g;
+        stats.tree_nodes = t.size();
+        return path;
+      }
+    }
+  }
+  stats.tree_nodes = t.size();
+  return path;
+}
+
+}  // namespace simdplan::planner

@@ -1,0 +1,131 @@
+// simdplan/planner/rrtc.hh: RRT-Connect.
+//
+// J. J. Kuffner and S. M. LaValle, "RRT-Connect: An efficient approach to single-query path
+// planning", IEEE ICRA 2000, doi:10.1109/ROBOT.2000.844730. Two trees, one rooted at the start and
+// one at every goal (a forest), each iteration extends one toward a sample by at most `range` and
+// then greedily connects the other toward the new node. Balanced variant: the smaller tree is
+// extended. Optional dynamic-domain sampling: A. Yershova, L. Jaillet, T. Simeon, S. M. LaValle,
+// "Dynamic-Domain RRTs", IEEE ICRA 2005, doi:10.1109/ROBOT.2005.1570709 (a sample is rejected
+// when it is outside the domain radius of its nearest node; radii grow on success, shrink on
+// failure).
+//
+// Contract: start and goals are valid configurations inside the limits (the Python facade checks
+// and reports). Returns the path start .. goal as flat dof-float rows; empty if none was found
+// within max_iterations / time_limit. Deterministic for a seed unless the time limit cuts it.
+#pragma once
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "simdplan/planner/checker.hh"
+#include "simdplan/planner/sampler.hh"
+#include "simdplan/planner/tree.hh"
+
+namespace simdplan::planner {
+
+class Deadline {
+ public:
+  explicit Deadline(double seconds)
+      : unlimited_(!(seconds > 0)),
+        end_(std::chrono::steady_clock::now() +
+             std::chrono::nanoseconds(unlimited_ ? 0 : int64_t(std::min(seconds, 1e9) * 1e9))) {}
+  bool passed() const { return !unlimited_ && std::chrono::steady_clock::now() >= end_; }
+
+ private:
+  bool unlimited_;
+  std::chrono::steady_clock::time_point end_;
+};
+
+// q_new = a + (b - a) * min(1, range / |b - a|); returns the distance |q_new - a|
+inline double steer(const Checker& check, const float* a, const float* b, double range, float* out) {
+  const int32_t dof = check.dof();
+  const double d = Checker::distance(a, b, dof);
+  const double s = d > range ? range / d : 1.0;
+  if (s == 1.0) {
+    std::copy(b, b + dof, out);
+    return d;
+  }
+  for (int32_t j = 0; j < dof; ++j) out[j] = float(a[j] + s * (double(b[j]) - a[j]));
+  check.clamp(out);
+  return range;
+}
+
+inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
+                                      const float* start, const std::vector<float>& goals, const PlannerSettings& s,
+                                      PlannerStats& stats) {
+  const int32_t dof = check.dof();
+  const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
+  std::vector<float> path;
+  // a free straight line needs no tree
+  for (int32_t g = 0; g < n_goals; ++g) {
+    if (check.motion(start, goals.data() + g * dof)) {
+      path.assign(start, start + dof);
+      path.insert(path.end(), goals.begin() + g * dof, goals.begin() + (g + 1) * dof);
+      stats.goal_index = g;
+      return path;
+    }
+  }
+  Tree ta(dof), tb(dof);
+  const float r0 = float(s.dd_radius);
+  ta.add(start, -1, r0);
+  for (int32_t g = 0; g < n_goals; ++g) tb.add(goals.data() + g * dof, -1, r0);
+  Tree* a = &ta;
+  Tree* b = &tb;
+  ConfigSampler sampler(s.sampler, s.seed, lower, upper);
+  const Deadline deadline(s.time_limit);
+  std::vector<float> q_rand(dof), q_near(dof), q_new(dof), q_step(dof);
+
+  for (int64_t it = 0; it < s.max_iterations; ++it) {
+    stats.iterations = it + 1;
+    if ((it & 15) == 0 && deadline.passed()) break;
+    sampler.sample(q_rand.data());
+    auto [near, d2] = a->nn.nearest(q_rand.data());
+    if (s.dynamic_domain && std::sqrt(double(d2)) > a->radius[near]) continue;
+    a->nn.get(near, q_near.data());
+    steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
+    if (!check.motion(q_near.data(), q_new.data())) {
+      if (s.dynamic_domain) a->radius[near] = std::max(float(s.dd_min_radius), a->radius[near] * float(1 - s.dd_alpha));
+      continue;
+    }
+    if (s.dynamic_domain && a->radius[near] < 1e30f) a->radius[near] *= float(1 + s.dd_alpha);
+    const int32_t new_a = a->add(q_new.data(), near, r0);
+
+    // connect b toward q_new in steps of at most `range`
+    auto [bn, bd2] = b->nn.nearest(q_new.data());
+    int32_t cur = bn;
+    bool reached = false;
+    for (;;) {
+      b->nn.get(cur, q_near.data());
+      const double moved = steer(check, q_near.data(), q_new.data(), s.range, q_step.data());
+      if (!check.motion(q_near.data(), q_step.data())) break;
+      const bool last = moved < s.range || Checker::distance(q_step.data(), q_new.data(), dof) <= 0.0;
+      if (last) {
+        reached = true;
+        break;
+      }
+      cur = b->add(q_step.data(), cur, r0);
+    }
+    if (reached) {
+      // a-side: new_a .. root(a); b-side: cur .. root(b)
+      std::vector<float> pa, pb;
+      a->path_to_root(new_a, pa);
+      b->path_to_root(cur, pb);
+      const bool a_is_start = (a == &ta);
+      std::vector<float>& from_start = a_is_start ? pa : pb;
+      std::vector<float>& to_goal = a_is_start ? pb : pa;
+      const int32_t goal_root = a_is_start ? b->root[cur] : a->root[new_a];
+      // from_start runs node .. start: reverse it by rows
+      const size_t rows = from_start.size() / dof;
+      for (size_t r = rows; r-- > 0;) path.insert(path.end(), from_start.begin() + r * dof, from_start.begin() + (r + 1) * dof);
+      path.insert(path.end(), to_goal.begin(), to_goal.end());
+      stats.goal_index = goal_root;  // goal roots were added first, so root index == goal index
+      stats.tree_nodes = ta.size() + tb.size();
+      return path;
+    }
+    if (!s.balance || b->size() < a->size()) std::swap(a, b);
+  }
+  stats.tree_nodes = ta.size() + tb.size();
+  return path;
+}
+
+}  // namespace simdplan::planner

@@ -1,0 +1,143 @@
+// simdplan/planner/simplify.hh: path shortening and smoothing that keeps every edge checked.
+//
+// Paths are flat rows of dof floats. Every operation that creates an edge checks it with the
+// planner's discrete Link before accepting it, so the output's edges have all passed Link (also
+// sub-segments of earlier edges: their samples differ from the edge they came from).
+// Steps, as in common practice (e.g. OMPL's PathSimplifier): vertex reduction (drop a vertex when
+// its neighbours connect directly), random shortcuts between points on the path (Geraerts and
+// Overmars, "Creating high-quality paths for motion planning", IJRR 2007,
+// doi:10.1177/0278364907079280), and Laplacian smoothing (move a vertex halfway toward its
+// neighbours' midpoint when both new edges are free and the path gets shorter).
+#pragma once
+#include <cmath>
+#include <vector>
+
+#include "simdplan/planner/checker.hh"
+#include "simdplan/planner/sampler.hh"
+
+namespace simdplan::planner {
+
+inline double path_cost(const std::vector<float>& p, int32_t dof) {
+  double c = 0;
+  for (size_t r = 1; r < p.size() / dof; ++r) c += Checker::distance(&p[(r - 1) * dof], &p[r * dof], dof);
+  return c;
+}
+
+class Simplifier {
+ public:
+  Simplifier(Checker& check, Rng& rng) : check_(check), rng_(rng), dof_(check.dof()) {}
+
+  // drops vertices whose neighbours connect directly; returns whether anything changed
+  bool reduce_vertices(std::vector<float>& p) {
+    bool changed = false;
+    size_t i = 0;
+    while (rows(p) >= 3 && i + 2 < rows(p)) {
+      if (check_.motion(row(p, i), row(p, i + 2))) {
+        p.erase(p.begin() + (i + 1) * dof_, p.begin() + (i + 2) * dof_);
+        changed = true;
+      } else {
+        ++i;
+      }
+    }
+    return changed;
+  }
+
+  // random shortcuts between points on two different edges
+  void shortcut(std::vector<float>& p, int32_t attempts) {
+    std::vector<float> a(dof_), b(dof_);
+    for (int32_t it = 0; it < attempts && rows(p) >= 3; ++it) {
+      const int64_t edges = int64_t(rows(p)) - 1;
+      int64_t e1 = rng_.below(edges), e2 = rng_.below(edges);
+      if (e1 == e2) continue;
+      if (e1 > e2) std::swap(e1, e2);
+      const float t1 = float(rng_.uniform()), t2 = float(rng_.uniform());
+      lerp(row(p, e1), row(p, e1 + 1), t1, a.data());
+      lerp(row(p, e2), row(p, e2 + 1), t2, b.data());
+      check_.clamp(a.data());
+      check_.clamp(b.data());
+      // cost of the replaced stretch a .. p[e1+1] .. p[e2] .. b against a -> b
+      double old_cost = Checker::distance(a.data(), row(p, e1 + 1), dof_) +
+                        Checker::distance(row(p, e2), b.data(), dof_);
+      for (int64_t r = e1 + 1; r < e2; ++r) old_cost += Checker::distance(row(p, r), row(p, r + 1), dof_);
+      if (Checker::distance(a.data(), b.data(), dof_) >= old_cost - 1e-9) continue;
+      if (!check_.motion(a.data(), b.data()) || !check_.motion(row(p, e1), a.data()) ||
+          !check_.motion(b.data(), row(p, e2 + 1)))
+        continue;
+      std::vector<float> q(p.begin(), p.begin() + (e1 + 1) * dof_);
+      q.insert(q.end(), a.begin(), a.end());
+      q.insert(q.end(), b.begin(), b.end());
+      q.insert(q.end(), p.begin() + (e2 + 1) * dof_, p.end());
+      p.swap(q);
+    }
+  }
+
+  // Laplacian smoothing passes; a move is kept only if both new edges pass and the path shortens
+  void smooth(std::vector<float>& p, int32_t passes) {
+    std::vector<float> c(dof_);
+    for (int32_t pass = 0; pass < passes; ++pass) {
+      for (size_t i = 1; i + 1 < rows(p); ++i) {
+        const float* prev = row(p, i - 1);
+        const float* cur = row(p, i);
+        const float* next = row(p, i + 1);
+        for (int32_t j = 0; j < dof_; ++j) c[j] = 0.5f * cur[j] + 0.25f * (prev[j] + next[j]);
+        check_.clamp(c.data());
+        const double before = Checker::distance(prev, cur, dof_) + Checker::distance(cur, next, dof_);
+        const double after = Checker::distance(prev, c.data(), dof_) + Checker::distance(c.data(), next, dof_);
+        if (after >= before - 1e-9) continue;
+        if (check_.motion(prev, c.data()) && check_.motion(c.data(), next))
+          std::copy(c.begin(), c.end(), p.begin() + i * dof_);
+      }
+    }
+  }
+
+  // Inserts waypoints so no edge is longer than 1 / per_unit. When per_unit is no finer than the
+  // check resolution, the waypoints are placed exactly on samples the edge's Link check already
+  // tested (same float formula), so each new edge is covered by checked samples at the same spacing
+  // and needs no new check. Finer than that, new edges are checked; if one fails (a graze the
+  // coarser check stepped over), the path is left unchanged and false is returned.
+  bool interpolate(std::vector<float>& p, double per_unit) {
+    std::vector<float> out(p.begin(), p.begin() + dof_), q(dof_);
+    for (size_t r = 1; r < rows(p); ++r) {
+      const float* a = row(p, r - 1);
+      const float* b = row(p, r);
+      const double len = Checker::distance(a, b, dof_);
+      const int64_t n = check_.intervals(a, b);
+      // samples per piece so that pieces are at most 1 / per_unit long
+      const int64_t step = (per_unit <= check_.resolution() && len > 0)
+                               ? std::max<int64_t>(1, int64_t(std::floor(double(n) / (len * per_unit))))
+                               : 0;
+      if (step > 0) {
+        for (int64_t i = step; i < n; i += step) {
+          const float t = float(double(i) / double(n));
+          for (int32_t j = 0; j < dof_; ++j) q[j] = a[j] + t * (b[j] - a[j]);
+          out.insert(out.end(), q.begin(), q.end());
+        }
+        out.insert(out.end(), b, b + dof_);
+        continue;
+      }
+      const int64_t m = std::max<int64_t>(1, int64_t(std::ceil(len * per_unit)));
+      for (int64_t i = 1; i <= m; ++i) {
+        lerp(a, b, float(double(i) / double(m)), q.data());
+        check_.clamp(q.data());
+        if (i == m) std::copy(b, b + dof_, q.begin());
+        if (m > 1 && !check_.motion(&out[out.size() - dof_], q.data())) return false;
+        out.insert(out.end(), q.begin(), q.end());
+      }
+    }
+    p.swap(out);
+    return true;
+  }
+
+ private:
+  size_t rows(const std::vector<float>& p) const { return p.size() / dof_; }
+  float* row(std::vector<float>& p, size_t r) const { return p.data() + r * dof_; }
+  void lerp(const float* a, const float* b, float t, float* out) const {
+    for (int32_t j = 0; j < dof_; ++j) out[j] = a[j] + t * (b[j] - a[j]);
+  }
+
+  Checker& check_;
+  Rng& rng_;
+  int32_t dof_;
+};
+
+}  // namespace simdplan::planner

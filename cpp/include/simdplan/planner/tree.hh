@@ -1,0 +1,36 @@
+// simdplan/planner/tree.hh: a search tree (or forest) of configurations with parent links.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "simdplan/planner/nearest.hh"
+
+namespace simdplan::planner {
+
+struct Tree {
+  explicit Tree(int32_t dof) : nn(dof) {}
+  NearestNeighbors nn;
+  std::vector<int32_t> parent;  // -1 for a root
+  std::vector<int32_t> root;    // index of the root each node descends from
+  std::vector<float> radius;    // dynamic-domain radius per node (unused otherwise)
+
+  int32_t add(const float* q, int32_t par, float dd_radius) {
+    const int32_t i = nn.add(q);
+    parent.push_back(par);
+    root.push_back(par < 0 ? i : root[par]);
+    radius.push_back(dd_radius);
+    return i;
+  }
+  int32_t size() const { return nn.size(); }
+
+  // configurations from node i up to its root, appended to out (flat, dof each)
+  void path_to_root(int32_t i, std::vector<float>& out) const {
+    std::vector<float> q(nn.dof());
+    for (; i >= 0; i = parent[i]) {
+      nn.get(i, q.data());
+      out.insert(out.end(), q.begin(), q.end());
+    }
+  }
+};
+
+}  // namespace simdplan::planner

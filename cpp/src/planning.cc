@@ -1,0 +1,142 @@
+#include "planning.hh"
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "dispatch.hh"
+#include "simdplan/planner/checker.hh"
+#include "simdplan/planner/rrt.hh"
+#include "simdplan/planner/rrtc.hh"
+#include "simdplan/planner/simplify.hh"
+
+namespace simdplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using planner::Checker;
+using planner::PlannerSettings;
+using planner::PlannerStats;
+
+int64_t ns_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+}
+
+// Joint limits as float, rounded inward so every float inside them is inside the double limits.
+void float_limits(const RobotModel& r, std::vector<float>& lo, std::vector<float>& hi) {
+  lo.resize(r.dof());
+  hi.resize(r.dof());
+  for (int32_t j = 0; j < r.dof(); ++j) {
+    float l = static_cast<float>(r.lower()[j]), u = static_cast<float>(r.upper()[j]);
+    if (double(l) < r.lower()[j]) l = std::nextafter(l, HUGE_VALF);
+    if (double(u) > r.upper()[j]) u = std::nextafter(u, -HUGE_VALF);
+    lo[j] = l;
+    hi[j] = u;
+  }
+}
+
+std::vector<float> to_float(const double* v, size_t n) { return std::vector<float>(v, v + n); }
+std::vector<double> to_double(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+// shared tail of every planner: simplification, interpolation, costs, output
+void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, planner::Rng& rng, PlanOutput& out) {
+  const int32_t dof = check.dof();
+  out.success = !path.empty();
+  if (!out.success) return;
+  out.initial_path = to_double(path);
+  out.stats.initial_cost = planner::path_cost(path, dof);
+  const auto t0 = Clock::now();
+  planner::Simplifier simp(check, rng);
+  if (s.simplify) {
+    simp.reduce_vertices(path);
+    simp.shortcut(path, s.simplify_iterations);
+    simp.smooth(path, 3);
+    simp.reduce_vertices(path);
+  }
+  if (s.interpolate > 0) out.interpolated = simp.interpolate(path, s.interpolate);
+  out.stats.simplify_time_ns = ns_since(t0);
+  out.stats.final_cost = planner::path_cost(path, dof);
+  out.path = to_double(path);
+}
+
+void check_problem(const RobotModel& robot, const PlannerSettings& s, int32_t n_goals) {
+  if (n_goals < 1) throw std::invalid_argument("at least one goal is needed");
+  if (!(s.range > 0) || !(s.resolution > 0) || !std::isfinite(s.range) || !std::isfinite(s.resolution))
+    throw std::invalid_argument("range and resolution must be positive and finite");
+  if (s.max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1");
+  (void)robot;
+}
+
+}  // namespace
+
+PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
+                const double* goals, int32_t n_goals, const PlannerSettings& s) {
+  check_problem(robot, s, n_goals);
+  const int32_t dof = robot.dof();
+  std::vector<float> lo, hi;
+  float_limits(robot, lo, hi);
+  PlanOutput out;
+  Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats);
+  std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
+  check.clamp(q0.data());
+  for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
+  const auto t0 = Clock::now();
+  std::vector<float> path;
+  if (name == "rrtc") {
+    path = planner::rrt_connect(check, lo, hi, q0.data(), qg, s, out.stats);
+  } else if (name == "rrt") {
+    path = planner::rrt(check, lo, hi, q0.data(), qg, s, out.stats);
+  } else if (name == "prm") {
+    planner::Roadmap roadmap(dof);
+    planner::ConfigSampler sampler(s.sampler, s.seed, lo, hi);
+    path = planner::prm_query(roadmap, check, sampler, q0.data(), qg, s, out.stats);
+  } else {
+    throw std::invalid_argument("unknown planner '" + name + "': expected rrtc, rrt or prm");
+  }
+  out.stats.planning_time_ns = ns_since(t0);
+  planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
+  finish(check, std::move(path), s, rng, out);
+  return out;
+}
+
+PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const PlannerSettings& settings)
+    : robot_(robot), env_(env), settings_(settings), roadmap_(robot.dof()),
+      sampler_(settings.sampler, settings.seed, {}, {}) {
+  std::vector<float> lo, hi;
+  float_limits(robot, lo, hi);
+  sampler_ = planner::ConfigSampler(settings.sampler, settings.seed, lo, hi);
+}
+
+int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
+  std::vector<float> lo, hi;
+  float_limits(robot_, lo, hi);
+  PlannerStats stats;
+  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lo, hi, stats);
+  return roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, planner::Deadline(time_limit));
+}
+
+PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s) {
+  check_problem(robot_, s, n_goals);
+  std::vector<float> lo, hi;
+  float_limits(robot_, lo, hi);
+  PlanOutput out;
+  // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
+  // uses those too, so every roadmap edge has one meaning.
+  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lo, hi, out.stats);
+  const int32_t dof = robot_.dof();
+  std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
+  check.clamp(q0.data());
+  for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
+  PlannerSettings qs = s;
+  qs.padding = settings_.padding;
+  qs.resolution = settings_.resolution;
+  qs.prm_neighbors = settings_.prm_neighbors;
+  const auto t0 = Clock::now();
+  std::vector<float> path = planner::prm_query(roadmap_, check, sampler_, q0.data(), qg, qs, out.stats);
+  out.stats.planning_time_ns = ns_since(t0);
+  planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
+  finish(check, std::move(path), qs, rng, out);
+  return out;
+}
+
+}  // namespace simdplan

@@ -1,0 +1,45 @@
+// planning.hh: one call per plan: float conversion of the problem, the planner, simplification,
+// timing, and a persistent PRM roadmap for repeated queries.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "environment.hh"
+#include "robot_model.hh"
+#include "simdplan/planner/planner_settings.hh"
+#include "simdplan/planner/prm.hh"
+#include "simdplan/planner/sampler.hh"
+
+namespace simdplan {
+
+struct PlanOutput {
+  bool success = false;
+  std::vector<double> path;          // rows of dof, start .. goal (after simplification)
+  std::vector<double> initial_path;  // as the planner found it
+  bool interpolated = true;          // false if interpolation was asked for and refused (see Simplifier)
+  planner::PlannerStats stats;
+};
+
+// start: dof values; goals: n_goals x dof. Start and goals must be valid (the Python facade checks).
+PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& planner, const double* start,
+                const double* goals, int32_t n_goals, const planner::PlannerSettings& settings);
+
+// A PRM roadmap bound to one robot and environment, grown across queries.
+class PrmSession {
+ public:
+  PrmSession(const RobotModel& robot, const Environment& env, const planner::PlannerSettings& settings);
+  PlanOutput query(const double* start, const double* goals, int32_t n_goals, const planner::PlannerSettings& s);
+  int64_t grow(int64_t n_samples, double time_limit);
+  int32_t vertices() const { return roadmap_.size(); }
+  int64_t edges() const { return roadmap_.edges(); }
+
+ private:
+  const RobotModel& robot_;
+  const Environment& env_;
+  planner::PlannerSettings settings_;
+  planner::Roadmap roadmap_;
+  planner::ConfigSampler sampler_;
+};
+
+}  // namespace simdplan

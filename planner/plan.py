@@ -1,0 +1,160 @@
+"""simdplan.plan: one call from Python into a C++ planner, and the reusable PRM roadmap.
+
+Problem checks happen here, once, with messages that say what is wrong: the start and every goal
+must be (dof,) finite values inside the joint limits and collision-free (``InvalidProblemError``
+names the configuration and what it hits). Continuous joints are wrapped to [-pi, pi] first.
+Then the whole plan runs in C++ without the GIL, with the SIMD level active at the call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from simdplan import _core
+from simdplan.planner.result import PlanResult
+from simdplan.planner.settings import PlannerSettings
+from simdplan.robots.robot import _env_model
+
+
+class InvalidProblemError(ValueError):
+    """The start or a goal cannot be planned from/to (outside limits or in collision)."""
+
+
+def _settings(planner: str, settings: dict) -> PlannerSettings:
+    fields = {f.name for f in dataclasses.fields(PlannerSettings)}
+    unknown = sorted(set(settings) - fields)
+    if unknown:
+        raise ValueError(f"unknown planner settings {unknown}; known: {sorted(fields - {'planner'})}")
+    return PlannerSettings(planner=planner, **settings).validated()
+
+
+def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
+    c = _core.PlannerSettings()
+    c.seed = s.seed
+    c.time_limit = s.time_limit
+    c.max_iterations = s.max_iterations
+    c.range = s.range
+    c.resolution = robot.resolution if s.resolution is None else s.resolution
+    c.sampler = _core.Sampler.halton if s.sampler == "halton" else _core.Sampler.uniform
+    c.goal_bias = s.goal_bias
+    c.balance = s.balance
+    c.dynamic_domain = s.dynamic_domain
+    c.dd_radius, c.dd_alpha, c.dd_min_radius = s.dd_radius, s.dd_alpha, s.dd_min_radius
+    c.prm_neighbors = s.prm_neighbors
+    c.simplify = s.simplify
+    c.simplify_iterations = s.simplify_iterations
+    c.interpolate = 0.0 if s.interpolate is None else s.interpolate
+    c.padding = s.padding
+    return c
+
+
+def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (dof,) start and (m, dof) goals, continuous joints wrapped."""
+    dof = robot.dof
+    try:
+        start = np.array(start, dtype=np.float64)
+        goals = np.array(goals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("start and goals must be numeric joint values") from None
+    if start.shape != (dof,):
+        raise ValueError(f"start must have shape ({dof},), got {start.shape}")
+    if goals.ndim == 1:
+        goals = goals[None, :]
+    if goals.ndim != 2 or goals.shape[1] != dof or len(goals) == 0:
+        raise ValueError(f"goals must have shape ({dof},) or (m, {dof}) with m >= 1, got {goals.shape}")
+    if not np.all(np.isfinite(start)) or not np.all(np.isfinite(goals)):
+        raise ValueError("start and goals must be finite")
+    wrap = robot._program.wrap.astype(bool)
+    for q in (start, *goals):
+        q[wrap] = np.remainder(q[wrap] + np.pi, 2 * np.pi) - np.pi
+    for what, q in [("start", start)] + [(f"goal {i}" if len(goals) > 1 else "goal", g) for i, g in enumerate(goals)]:
+        problems = robot.why_invalid(q, env, padding)
+        if problems:
+            shown = "; ".join(str(p) for p in problems[:3])
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise InvalidProblemError(f"{what} is invalid: {shown}{more}")
+    return start, goals
+
+
+def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanResult:
+    """Plan a collision-free path from ``start`` to any of ``goals``.
+
+    robot: simdplan.Robot. env: simdplan.Environment or None. start: (dof,). goals: (dof,) or
+    (m, dof); the path ends at whichever goal is reached (``stats["goal_index"]``). planner:
+    "rrtc" (RRT-Connect), "rrt" or "prm". settings: fields of PlannerSettings (seed, time_limit,
+    max_iterations, range, resolution, sampler, simplify, interpolate, padding, ...).
+
+    Returns a PlanResult; ``success`` is False (with an empty path) when no path was found within
+    the budget. Raises InvalidProblemError for an invalid start or goal, ValueError for bad input.
+    The path's first and last rows are the given start and goal (continuous joints wrapped); the
+    planner works in float32, and every edge passed the discrete Link check at ``resolution``.
+    """
+    s = _settings(planner, settings)
+    start, goals = _problem(robot, env, start, goals, s.padding)
+    out = _core.plan(robot._model, _env_model(env), s.planner, start, goals, _core_settings(s, robot))
+    return _result(out, s, robot, start, goals)
+
+
+def _result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
+    path = np.asarray(out["path"])
+    stats = dict(out["stats"])
+    stats["isa"] = _core.isa()
+    message = ""
+    if out["success"]:
+        # NOTE: the planner checked the float32 roundings of start and goal (<= 1 ulp away); the
+        # caller gets back exactly the configurations it gave.
+        path[0] = start
+        path[-1] = goals[stats["goal_index"]]
+        if not out["interpolated"]:
+            message = "interpolation refused: a finer edge check found a collision; path left at its waypoints"
+    else:
+        path = np.zeros((0, robot.dof))
+        message = (f"no path found within {stats['iterations']} iterations"
+                   + (f" / {s.time_limit:g} s" if s.time_limit > 0 else ""))
+    stats["waypoints"] = len(path)
+    return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message)
+
+
+class Roadmap:
+    """A PRM roadmap for one robot and environment, reused across queries.
+
+    >>> rm = Roadmap(robot, env, prm_neighbors=10, seed=1)
+    >>> rm.grow(2000)                  # optional: precompute; queries grow it further as needed
+    >>> result = rm.query(start, goal)
+
+    The roadmap's edges are checked with the padding and resolution given here; the environment
+    must not change while the roadmap is in use (build a new one after editing it).
+    """
+
+    def __init__(self, robot, env, **settings) -> None:
+        self.robot = robot
+        self.env = env
+        self.settings = _settings("prm", settings)
+        self._env_model = _env_model(env)
+        self._session = _core.PrmSession(robot._model, self._env_model, _core_settings(self.settings, robot))
+
+    def grow(self, n_samples: int, time_limit: float = 0.0) -> int:
+        """Draw up to ``n_samples`` samples (valid ones become vertices); returns how many were drawn."""
+        if int(n_samples) < 0:
+            raise ValueError("n_samples must be >= 0")
+        return self._session.grow(int(n_samples), float(time_limit))
+
+    @property
+    def vertices(self) -> int:
+        return self._session.vertices
+
+    @property
+    def edges(self) -> int:
+        return self._session.edges
+
+    def query(self, start, goals, **settings) -> PlanResult:
+        """Shortest roadmap path (grown as needed within max_iterations / time_limit), simplified."""
+        if self.env is not None and self.env._compiled is not self._env_model:
+            raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
+        s = dataclasses.replace(self.settings, **{k: v for k, v in settings.items()})
+        s = _settings("prm", {k: v for k, v in dataclasses.asdict(s).items() if k != "planner"})
+        start, goals = _problem(self.robot, self.env, start, goals, self.settings.padding)
+        out = self._session.query(self.robot._model, start, goals, _core_settings(s, self.robot))
+        return _result(out, s, self.robot, start, goals)

@@ -1,0 +1,65 @@
+"""PlanResult: what a planning call returns, and how it is saved."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+
+import numpy as np
+
+
+def path_length(path: np.ndarray) -> float:
+    """Joint-space (Euclidean) length of a (k, dof) path."""
+    path = np.asarray(path, dtype=float)
+    return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum()) if len(path) > 1 else 0.0
+
+
+@dataclasses.dataclass
+class PlanResult:
+    """Outcome of ``simdplan.plan``.
+
+    success: a collision-free path from start to one of the goals was found.
+    path: (k, dof) float64 waypoints, start first, a goal last; (0, dof) on failure. Every edge
+      between consecutive waypoints passed the planner's Link check.
+    stats: iterations, collision_checks (configurations checked), planning_time_ns,
+      simplify_time_ns, initial_cost and final_cost (joint-space length before and after
+      simplification), goal_index, plus planner-specific counts.
+    """
+
+    success: bool
+    path: np.ndarray
+    stats: dict
+    planner: str
+    joint_names: list
+    message: str = ""
+
+    @property
+    def cost(self) -> float:
+        return path_length(self.path)
+
+    def to_dict(self) -> dict:
+        return {"success": bool(self.success), "planner": self.planner, "message": self.message,
+                "joint_names": list(self.joint_names), "path": np.asarray(self.path).tolist(),
+                "stats": {k: (v.item() if hasattr(v, "item") else v) for k, v in self.stats.items()}}
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the result: ``.json`` (everything) or ``.csv`` (one waypoint per row, joint names as header)."""
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1].lower()
+        if ext == ".json":
+            with open(path, "w") as f:
+                json.dump(self.to_dict(), f, indent=1)
+        elif ext == ".csv":
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(self.joint_names)
+                for row in np.asarray(self.path):
+                    w.writerow([repr(float(x)) for x in row])
+        else:
+            raise ValueError(f"cannot save a plan as {ext or 'a file without extension'!r}: use .json or .csv")
+
+    def __repr__(self) -> str:
+        return (f"PlanResult(success={self.success}, planner={self.planner!r}, waypoints={len(self.path)}, "
+                f"cost={self.cost:.3f}, time={self.stats.get('planning_time_ns', 0) / 1e3:.1f} us)")
