@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
 
 import numpy as np
@@ -16,35 +14,16 @@ import simdplan
 import simdplan.scenes
 
 
-def load_problem(scene: str, index: int) -> tuple[simdplan.Environment, np.ndarray, np.ndarray]:
-    with open(os.path.join(simdplan.scenes.DATA_DIR, "panda", "problems.json")) as f:
-        data = json.load(f)
-    problems = data["problems"]
-    if scene not in problems:
-        raise SystemExit(f"unknown scene {scene!r}; choose from {sorted(problems)}")
-    prob = next((p for p in problems[scene] if p["index"] == index), None)
-    if prob is None:
-        raise SystemExit(f"scene {scene!r} has no problem {index}")
-    env = simdplan.Environment()
-    for o in prob["sphere"]:
-        env.add_sphere(o["position"], o["radius"], name=o["name"])
-    for o in prob["box"]:
-        env.add_box(o["position"], o["orientation_quat_xyzw"], o["half_extents"], name=o["name"])
-    for o in prob["cylinder"]:
-        env.add_cylinder(o["position"], o["orientation_quat_xyzw"], o["radius"], o["length"], name=o["name"])
-    return env, np.array(prob["start"]), np.array(prob["goals"][0])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scene", default="bookshelf_small")
+    ap.add_argument("--scene", default="bookshelf_small", help="MotionBenchMaker class")
     ap.add_argument("--index", type=int, default=1)
     ap.add_argument("--smoke", action="store_true", help="small sizes, for the tests")
     args = ap.parse_args()
 
-    robot = simdplan.robots.load("panda")
-    env, start, goal = load_problem(args.scene, args.index)
-    print(f"{robot}\n{env}  (scene {args.scene} #{args.index})\ncore: {simdplan.info()}")
+    (scene,) = simdplan.scenes.mbm.load(classes=[args.scene], indices=[args.index])
+    robot, env, start, goal = scene.robot, scene.env, scene.start, scene.goals[0]
+    print(f"{robot}\n{env}  (scene {scene.name})\ncore: {simdplan.info()}")
     print(f"start valid: {robot.is_valid(start, env)}   goal valid: {robot.is_valid(goal, env)}")
 
     n = 2_000 if args.smoke else 200_000
@@ -57,9 +36,11 @@ def main() -> None:
     straight = robot.is_motion_valid(start, goal, env)
     print(f"straight line start -> goal ({robot.motion_samples(start, goal) + 1} samples): "
           f"{'free' if straight else 'in collision'}")
-    bad = Q[~ok][0]
-    for v in robot.why_invalid(bad, env)[:3]:
+    for v in robot.why_invalid(Q[~ok][0], env)[:3]:
         print("  e.g.", v)
+
+    result = simdplan.plan(robot, env, start, scene.goals, seed=0)
+    print(result)
 
 
 if __name__ == "__main__":

@@ -69,12 +69,16 @@ def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.n
     wrap = robot._program.wrap.astype(bool)
     for q in (start, *goals):
         q[wrap] = np.remainder(q[wrap] + np.pi, 2 * np.pi) - np.pi
-    for what, q in [("start", start)] + [(f"goal {i}" if len(goals) > 1 else "goal", g) for i, g in enumerate(goals)]:
+    ok = robot.is_valid_many(np.vstack([start, goals]), env, padding)
+    for k, (what, q) in enumerate([("start", start)] +
+                                  [(f"goal {i}" if len(goals) > 1 else "goal", g) for i, g in enumerate(goals)]):
+        if ok[k]:
+            continue
+        # PERF: the full contact report is ~100x a check; it runs only to explain a failure
         problems = robot.why_invalid(q, env, padding)
-        if problems:
-            shown = "; ".join(str(p) for p in problems[:3])
-            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            raise InvalidProblemError(f"{what} is invalid: {shown}{more}")
+        shown = "; ".join(str(p) for p in problems[:3]) or "in collision"
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise InvalidProblemError(f"{what} is invalid: {shown}{more}")
     return start, goals
 
 

@@ -1,0 +1,862 @@
+"""The ``simdplan`` command: plan a scene, benchmark MotionBenchMaker problems, show the build.
+
+    simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
+                        [--no-simplify] [--out PATH.json|PATH.csv]
+    simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
+                       [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
+    simdplan info [--json]
+
+SCENE is a scene file (YAML/JSON, see simdplan.scenes) or the name of a shipped example scene
+(``simdplan plan panda_bookshelf``). Flags override the scene's planner settings.
+
+Output: rich tables when stdout is a terminal, plain text otherwise (logs, pipes); the progress
+bar of ``bench`` shows only when stderr is a terminal.
+
+Exit codes: 0 done (``plan``: a path was found); 1 ``plan`` found no path within its limits;
+2 a user error (bad flag, missing or invalid scene file, invalid start or goal), reported as one
+line on stderr without a traceback (``--debug`` shows it); 130 interrupted. Anything else that
+escapes is a bug and keeps its traceback.
+
+Every path a plan returns is re-checked independently with ``robot.is_motion_valid`` at 10x the
+planning resolution between consecutive waypoints ("verified").
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+# Independent re-check of returned paths: this many times the planner's edge resolution.
+VERIFY_FACTOR = 10
+# Path endpoints must equal the start / a goal to this (joint units).
+ENDPOINT_TOL = 1e-6
+
+# Figures to compare `bench mbm` with: scenes/mbm_data/NOTICE.md (VAMP 0.6.4, RRT-Connect, default
+# settings, all 700 panda problems, measured on another machine type).
+MBM_ANCHOR = {
+    "source": "scenes/mbm_data/NOTICE.md; the 4.90 rad cost median: the planner issue",
+    "planner": "VAMP 0.6.4 RRT-Connect, default settings",
+    "machine": "AMD EPYC Zen 5, 2 vCPUs (another machine type)",
+    "robot": "panda",
+    "solved": 699, "valid": 699, "total": 700,
+    "planning_us_median": [47, 49], "planning_us_mean": 110,
+    "total_us_median": 159, "final_cost_median": 4.90,
+}
+
+
+class UserError(Exception):
+    """A problem with the user's input: one line on stderr, exit code ``code``, no traceback."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.message = _one_line(message)
+        self.code = code
+
+
+# ----------------------------------------------------------------------------- small helpers
+def _one_line(text) -> str:
+    parts = [p.strip() for p in str(text).splitlines() if p.strip()]
+    return "; ".join(parts) if parts else str(text)
+
+
+def _err(message: str) -> None:
+    print(f"simdplan: {message}", file=sys.stderr, flush=True)
+
+
+def _stdout_is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _have_rich() -> bool:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _use_rich() -> bool:
+    return _stdout_is_tty() and _have_rich()
+
+
+def _fmt_time_ns(ns) -> str:
+    if ns is None:
+        return "-"
+    ns = float(ns)
+    if ns < 1e6:
+        return f"{ns / 1e3:,.1f} us"
+    if ns < 1e9:
+        return f"{ns / 1e6:,.2f} ms"
+    return f"{ns / 1e9:,.3f} s"
+
+
+def _fmt_num(v, digits: int = 0) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v:,.{digits}f}"
+
+
+def _fmt_us(v) -> str:
+    """Microseconds for tables: no decimals from 100 us on."""
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+def _seconds(s: float) -> str:
+    return f"{s:g} s"
+
+
+def _jsonable(v):
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return _jsonable(v.tolist())
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_info() -> dict:
+    import simdplan
+
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "simdplan": simdplan.info(),
+    }
+
+
+# ----------------------------------------------------------------------------- the library's contracts
+def _plan_function():
+    import simdplan
+
+    fn = getattr(simdplan, "plan", None)
+    if fn is None:
+        from simdplan import planner
+
+        fn = getattr(planner, "plan", None)
+    if fn is None:
+        raise RuntimeError("this simdplan has no plan() (simdplan.plan / simdplan.planner.plan)")
+    return fn
+
+
+def _invalid_problem_error():
+    try:
+        from simdplan.planner import InvalidProblemError
+    except ImportError:  # older tree: the planner's validation raises plain ValueError
+        return ValueError
+    return InvalidProblemError
+
+
+def _settings_fields(settings) -> dict:
+    if settings is None:
+        from simdplan.planner.settings import PlannerSettings
+
+        settings = PlannerSettings()
+    if dataclasses.is_dataclass(settings):
+        return dataclasses.asdict(settings)
+    return dict(settings)
+
+
+def _apply_overrides(settings, overrides: dict):
+    """The scene's settings with the flags given (None = not given); validated, or UserError."""
+    from simdplan.planner.settings import PlannerSettings
+
+    fields = _settings_fields(settings)
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(PlannerSettings)}
+    try:
+        s = PlannerSettings(**{k: v for k, v in fields.items() if k in known})
+        checked = s.validated()
+    except ValueError as exc:
+        raise UserError(f"invalid planner settings: {exc}") from exc
+    return s, checked
+
+
+def _call_plan(scene, settings):
+    """simdplan.plan on the scene with these settings (a PlannerSettings)."""
+    fields = dataclasses.asdict(settings)
+    planner = fields.pop("planner")
+    return _plan_function()(scene.robot, scene.env, np.asarray(scene.start, dtype=float),
+                            np.asarray(scene.goals, dtype=float), planner=planner, **fields)
+
+
+def verify_path(robot, env, path, start, goals, resolution: float, padding: float = 0.0) -> dict:
+    """Independent check of a returned path.
+
+    path (k, dof): must start at ``start`` (dof,), end at one of ``goals`` (m, dof) (to
+    ENDPOINT_TOL), and every edge between consecutive waypoints must pass
+    ``robot.is_motion_valid`` at ``resolution`` samples per unit joint distance.
+    Returns {"ok": bool, "bad_edges": int, "edges": int, "reason": str or None}.
+    """
+    path = np.asarray(path, dtype=float)
+    start = np.asarray(start, dtype=float).reshape(-1)
+    goals = np.asarray(goals, dtype=float).reshape(-1, start.size)
+    if path.ndim != 2 or len(path) == 0 or path.shape[1] != start.size:
+        return {"ok": False, "bad_edges": 0, "edges": 0, "reason": f"path has shape {path.shape}"}
+    reasons = []
+    if np.max(np.abs(path[0] - start)) > ENDPOINT_TOL:
+        reasons.append("path does not begin at the start")
+    if np.min(np.max(np.abs(goals - path[-1]), axis=1)) > ENDPOINT_TOL:
+        reasons.append("path does not end at a goal")
+    bad, depth = 0, 0.0
+    if len(path) == 1:
+        bad = int(not robot.is_valid(path[0], env, padding=padding))
+    for a, b in zip(path[:-1], path[1:]):
+        if not robot.is_motion_valid(a, b, env, resolution=resolution, padding=padding):
+            bad += 1
+            depth = max(depth, _worst_depth(robot, env, a, b, resolution, padding))
+    if bad:
+        reasons.append(f"{bad} of {max(1, len(path) - 1)} edges collide at {resolution:g} samples/unit, "
+                       f"deepest penetration {depth * 1e3:.3g} mm")
+    return {"ok": not reasons, "bad_edges": bad, "edges": len(path) - 1, "max_depth_m": depth,
+            "reason": "; ".join(reasons) or None}
+
+
+def _worst_depth(robot, env, a, b, resolution: float, padding: float) -> float:
+    """Deepest penetration (metres) over the samples of the motion check of edge a -> b."""
+    n = robot.motion_samples(a, b, resolution)
+    Q = a + np.linspace(0.0, 1.0, n + 1)[:, None] * (b - a)
+    bad = Q[~robot.is_valid_many(Q, env, padding=padding)]
+    depths = [v.depth for q in bad for v in robot.why_invalid(q, env, padding=padding)]
+    return float(max(depths, default=0.0))
+
+
+# ----------------------------------------------------------------------------- plan
+def _example_paths() -> dict:
+    """{name: path} of the shipped example scenes ({} if simdplan.scenes has none)."""
+    from simdplan import scenes
+
+    fn = getattr(scenes, "examples", None)
+    if fn is None:
+        return {}
+    ex = fn()
+    if isinstance(ex, dict):
+        return {str(k): str(v) for k, v in ex.items()}
+    out = {}
+    for item in ex:
+        item = os.fspath(item)
+        if os.path.sep in item or os.path.splitext(item)[1]:
+            out[os.path.splitext(os.path.basename(item))[0]] = item
+        else:  # a name: ask example() for its path
+            out[item] = os.fspath(scenes.example(item))
+    return out
+
+
+def resolve_scene(arg: str) -> str:
+    """The scene file SCENE names: an existing file, else a shipped example's name."""
+    if os.path.isfile(arg):
+        return arg
+    if os.path.isdir(arg):
+        raise UserError(f"{arg}: is a directory, not a scene file")
+    examples = _example_paths()
+    stem, ext = os.path.splitext(arg)
+    if arg in examples:
+        return examples[arg]
+    if ext.lower() in (".yaml", ".yml", ".json") and os.path.basename(examples.get(stem, "")) == arg:
+        return examples[stem]
+    if os.path.sep in arg or (os.path.altsep and os.path.altsep in arg) or os.path.splitext(arg)[1]:
+        raise UserError(f"{arg}: no such file")
+    names = ", ".join(sorted(examples)) or "none"
+    raise UserError(f"{arg}: no such file or shipped example scene (examples: {names})")
+
+
+def load_scene(path: str):
+    """simdplan.scenes.load(path), with user errors as UserError."""
+    from simdplan import scenes
+
+    try:
+        return scenes.load(path)
+    except OSError as exc:
+        what = exc.strerror or str(exc)
+        raise UserError(f"{exc.filename or path}: {what}") from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        # ValueError: the loader's validation (names the file and key); KeyError/TypeError: a
+        # malformed document the loader did not catch itself.
+        msg = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
+        if isinstance(exc, TypeError):
+            msg = f"malformed scene ({exc})"
+        raise UserError(msg if path in msg or os.path.basename(path) in msg else f"{path}: {msg}") from exc
+    except Exception as exc:  # a parser's own error class (e.g. yaml.YAMLError) is a user error too
+        if type(exc).__module__.split(".")[0] in ("yaml", "json"):
+            raise UserError(f"{path}: cannot parse: {exc}") from exc
+        raise
+
+
+def _check_out(out: str | None) -> None:
+    if out is None:
+        return
+    ext = os.path.splitext(out)[1].lower()
+    if ext not in (".json", ".csv"):
+        raise UserError(f"--out {out}: use a .json or .csv file name")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise UserError(f"--out {out}: directory {parent} does not exist")
+    if os.path.isdir(out):
+        raise UserError(f"--out {out}: is a directory")
+
+
+def _resolution(robot, checked) -> float:
+    return float(checked.resolution if checked.resolution is not None else robot.resolution)
+
+
+def cmd_plan(args) -> int:
+    import simdplan
+
+    path = resolve_scene(args.scene)
+    _check_out(args.out)
+    scene = load_scene(path)
+    settings, checked = _apply_overrides(getattr(scene, "settings", None), {
+        "planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
+        "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None})
+
+    invalid = _invalid_problem_error()
+    t0 = time.perf_counter()
+    try:
+        result = _call_plan(scene, settings)
+    except invalid as exc:
+        raise UserError(f"{path}: {exc}") from exc
+    except ValueError as exc:  # the planner's own input validation
+        raise UserError(f"{path}: {exc}") from exc
+    wall = time.perf_counter() - t0
+
+    res = _resolution(scene.robot, checked)
+    stats = dict(result.stats)
+    verified = None
+    if result.success:
+        verified = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
+                               VERIFY_FACTOR * res, checked.padding)
+    info = simdplan.info()
+    name = getattr(scene, "name", None) or os.path.splitext(os.path.basename(path))[0]
+    rows = [
+        ("scene", f"{name} ({path})"),
+        ("robot", f"{scene.robot.name}, {scene.robot.dof} dof; start + {len(np.atleast_2d(scene.goals))} goal(s)"),
+        ("planner", f"{checked.planner}, seed {checked.seed}, time limit "
+                    f"{_seconds(checked.time_limit) if checked.time_limit else 'none'}, "
+                    f"max {checked.max_iterations:,} iterations, simplify {'on' if checked.simplify else 'off'}"),
+        ("success", "yes" if result.success else "no"),
+        ("planning time", f"{_fmt_time_ns(stats.get('planning_time_ns'))} "
+                          f"({_fmt_num(stats.get('iterations'))} iterations)"),
+        ("simplification time", "off" if not checked.simplify else
+         _fmt_time_ns(stats.get("simplify_time_ns")) if result.success else "-"),
+        ("wall time of the call", _fmt_time_ns(wall * 1e9)),
+        ("collision checks", _fmt_num(stats.get("collision_checks"))),
+    ]
+    if result.success:
+        rows += [
+            ("path length", f"{_fmt_num(stats.get('initial_cost'), 3)} before simplification, "
+                            f"{_fmt_num(stats.get('final_cost', result.cost), 3)} after (joint-space)"),
+            ("waypoints", str(len(result.path))),
+            ("verified", (f"yes (every edge at {VERIFY_FACTOR * res:g} samples/unit, {VERIFY_FACTOR}x the planning "
+                          f"resolution)" if verified["ok"] else
+                          f"NO ({VERIFY_FACTOR}x the planning resolution): {verified['reason']}")),
+        ]
+    rows.append(("ISA", f"{info['isa']} ({info['lanes']} float lanes)"))
+
+    if result.success and args.out:
+        try:
+            result.save(args.out)
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--out {args.out}: {getattr(exc, 'strerror', None) or exc}") from exc
+        rows.append(("written", args.out))
+    _print_summary("simdplan plan", rows)
+
+    if verified is not None and not verified["ok"]:
+        _err(f"warning: the returned path failed the independent check: {verified['reason']}")
+    if not result.success:
+        limit = []
+        if checked.time_limit:
+            limit.append(_seconds(checked.time_limit))
+        limit.append(f"{checked.max_iterations:,} iterations")
+        iters = int(stats.get("iterations", 0))
+        hit = ("the iteration limit" if iters >= checked.max_iterations else
+               "the time limit" if checked.time_limit else "the planner's end")
+        message = getattr(result, "message", "") or ""
+        detail = f"; {message}" if message and not message.startswith("no path found") else ""
+        _err(f"no path found within {' / '.join(limit)} ({checked.planner}, seed {checked.seed}: stopped at {hit} "
+             f"after {iters:,} iterations{detail})" + ("; nothing written" if args.out else ""))
+        return 1
+    return 0
+
+
+def _print_summary(title: str, rows: list[tuple[str, str]]) -> None:
+    if _use_rich():
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        t = Table(title=title, title_justify="left", show_header=False, box=None, padding=(0, 2))
+        t.add_column(style="bold")
+        t.add_column()
+        for k, v in rows:
+            style = ""
+            if k == "success":
+                style = "green" if v == "yes" else "red"
+            elif k == "verified" and not v.startswith("yes"):
+                style = "red"
+            t.add_row(escape(k), f"[{style}]{escape(v)}[/{style}]" if style else escape(v))
+        Console(file=sys.stdout).print(t)
+    else:
+        width = max(len(k) for k, _ in rows)
+        for k, v in rows:
+            print(f"{k + ':':<{width + 1}} {v}")
+        sys.stdout.flush()
+
+
+# ----------------------------------------------------------------------------- bench mbm
+def _percentile(xs, q):
+    return float(np.percentile(xs, q)) if len(xs) else None
+
+
+def _median(xs):
+    return float(np.median(xs)) if len(xs) else None
+
+
+def _mean(xs):
+    return float(np.mean(xs)) if len(xs) else None
+
+
+def summarize(records: list[dict]) -> dict:
+    """Per-group figures; times in microseconds over the solved problems."""
+    solved = [r for r in records if r["solved"]]
+    plan = [r["planning_time_us"] for r in solved]
+    simp = [r["simplify_time_us"] for r in solved]
+    total = [r["total_time_us"] for r in solved]
+    return {
+        "total": len(records),
+        "valid": sum(r["valid"] for r in records),
+        "solved": len(solved),
+        "failed": sum(r["valid"] and not r["solved"] for r in records),
+        "verified": sum(bool(r.get("verified")) for r in solved),
+        "verify_failures": sum(r.get("verified") is False for r in solved),
+        "verify_max_depth_m": max((r.get("verify_max_depth_m") or 0.0 for r in solved), default=0.0),
+        "planning_us_median": _median(plan), "planning_us_mean": _mean(plan), "planning_us_p95": _percentile(plan, 95),
+        "simplify_us_median": _median(simp), "simplify_us_mean": _mean(simp),
+        "total_us_median": _median(total), "total_us_mean": _mean(total), "total_us_p95": _percentile(total, 95),
+        "iterations_median": _median([r["iterations"] for r in solved]),
+        "collision_checks_median": _median([r["collision_checks"] for r in solved]),
+        "initial_cost_median": _median([r["initial_cost"] for r in solved]),
+        "final_cost_median": _median([r["final_cost"] for r in solved]),
+        "waypoints_median": _median([r["waypoints"] for r in solved]),
+        "wall_us_median": _median([r["wall_time_us"] for r in solved]),
+    }
+
+
+# (header, justify); a newline splits a header over lines in the rich table. Times in us.
+BENCH_COLUMNS = [
+    ("class", "left"), ("solved/\nvalid/\ntotal", "right"), ("verified", "right"),
+    ("plan\nmedian", "right"), ("plan\nmean", "right"), ("plan\np95", "right"),
+    ("simplify\nmedian", "right"), ("total\nmedian", "right"), ("total\nmean", "right"),
+    ("iters\nmedian", "right"), ("cost\ninitial", "right"), ("cost\nfinal", "right"),
+]
+
+
+def _bench_row(name: str, s: dict) -> list[str]:
+    ver = f"{s['verified']}/{s['solved']}"
+    if s["verify_failures"]:
+        ver += f" ({s['verify_failures']} FAIL)"
+    return [name, f"{s['solved']}/{s['valid']}/{s['total']}", ver,
+            _fmt_us(s["planning_us_median"]), _fmt_us(s["planning_us_mean"]), _fmt_us(s["planning_us_p95"]),
+            _fmt_us(s["simplify_us_median"]), _fmt_us(s["total_us_median"]), _fmt_us(s["total_us_mean"]),
+            _fmt_num(s["iterations_median"]), _fmt_num(s["initial_cost_median"], 2),
+            _fmt_num(s["final_cost_median"], 2)]
+
+
+ANCHOR_LABEL = "VAMP 0.6.4 (ref.)"
+
+
+def _anchor_row() -> list[str]:
+    a = MBM_ANCHOR
+    lo, hi = a["planning_us_median"]
+    return [ANCHOR_LABEL, f"{a['solved']}/{a['valid']}/{a['total']}", "-", f"{lo}-{hi}",
+            str(a["planning_us_mean"]), "-", "-", str(a["total_us_median"]), "-", "-", "-",
+            f"{a['final_cost_median']:.2f}"]
+
+
+def _print_table(title: str, header: list[tuple[str, str]], rows: list[list[str]], sections: set[int]) -> None:
+    """rows[i] for i in sections start a new section (a rule above them)."""
+    if _use_rich():
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        from rich import box
+
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for k, (name, justify) in enumerate(header):
+            t.add_column(escape(name), justify=justify, no_wrap=k < 2)
+        for i, row in enumerate(rows):
+            if i in sections:
+                t.add_section()
+            style = "dim" if row[0] == ANCHOR_LABEL else ("red" if "FAIL" in row[2] else None)
+            t.add_row(*(escape(c) for c in row), style=style)
+        Console(file=sys.stdout).print(t)
+        return
+    header = [(" ".join(h.split()).replace("/ ", "/"), j) for h, j in header]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, (h, _) in enumerate(header)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if j == "left" else c.rjust(w) for c, w, (_, j) in zip(cells, widths, header))
+
+    print(title)
+    print(line([h for h, _ in header]))
+    rule = "  ".join("-" * w for w in widths)
+    print(rule)
+    for i, row in enumerate(rows):
+        if i in sections:
+            print(rule)
+        print(line(row))
+    sys.stdout.flush()
+
+
+class _Progress:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+
+    def __init__(self, total: int):
+        self.bar = None
+        if _stderr_is_tty() and _have_rich():
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                       TimeRemainingColumn)
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=sys.stderr),
+                                transient=True)
+            self.task = self.bar.add_task("planning", total=total)
+
+    def __enter__(self):
+        if self.bar:
+            self.bar.start()
+        return self
+
+    def advance(self, description: str) -> None:
+        if self.bar:
+            self.bar.update(self.task, advance=1, description=description)
+
+    def __exit__(self, *exc):
+        if self.bar:
+            self.bar.stop()
+
+
+def _parse_classes(text: str | None, available: list[str]) -> list[str] | None:
+    if text is None:
+        return None
+    wanted = [c.strip() for c in text.split(",") if c.strip()]
+    if not wanted:
+        raise UserError("--problems: give one or more classes separated by commas")
+    unknown = [c for c in wanted if c not in available]
+    if unknown:
+        raise UserError(f"--problems: unknown class {', '.join(unknown)}; classes: {', '.join(available)}")
+    return list(dict.fromkeys(wanted))
+
+
+def _load_mbm(args, classes):
+    from simdplan import robots
+    from simdplan.scenes import mbm
+
+    try:
+        robot = robots.load(args.robot)
+    except ValueError as exc:
+        raise UserError(f"--robot: {exc}") from exc
+    try:
+        loaded = mbm.load(json_path=args.problems_file, robot=robot, mode=args.mode, classes=classes)
+    except OSError as exc:
+        raise UserError(f"{exc.filename or args.problems_file}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    if args.limit:  # the first N of each class, in file order (a class with fewer keeps them all)
+        taken: dict = {}
+        kept = []
+        for sc in loaded:
+            if taken.get(sc.problem, 0) < args.limit:
+                taken[sc.problem] = taken.get(sc.problem, 0) + 1
+                kept.append(sc)
+        loaded = kept
+    return robot, list(loaded)
+
+
+def plan_problem(scene, settings, checked) -> dict:
+    """Plan one MotionBenchMaker problem; the per-problem record of ``bench mbm``."""
+    rec = {"problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False, "solved": False,
+           "status": "invalid", "message": None}
+    if scene.valid is False:  # None: the file has no flag; the planner's own check decides
+        rec["message"] = "start or goals not valid (the problem's valid flag)"
+        return rec
+    invalid = _invalid_problem_error()
+    t0 = time.perf_counter_ns()
+    try:
+        result = _call_plan(scene, settings)
+    except invalid as exc:
+        rec.update(valid=False, message=_one_line(exc))
+        return rec
+    wall = time.perf_counter_ns() - t0
+    st = dict(result.stats)
+    plan_ns = float(st.get("planning_time_ns", 0))
+    simp_ns = float(st.get("simplify_time_ns", 0))
+    rec.update(
+        solved=bool(result.success), status="solved" if result.success else "failed",
+        message=getattr(result, "message", "") or None,
+        planning_time_us=plan_ns / 1e3, simplify_time_us=simp_ns / 1e3, total_time_us=(plan_ns + simp_ns) / 1e3,
+        wall_time_us=wall / 1e3, iterations=int(st.get("iterations", 0)),
+        collision_checks=int(st.get("collision_checks", 0)),
+        initial_cost=st.get("initial_cost"), final_cost=st.get("final_cost"),
+        goal_index=st.get("goal_index"), waypoints=int(len(result.path)),
+    )
+    if result.success:
+        v = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
+                        VERIFY_FACTOR * _resolution(scene.robot, checked), checked.padding)
+        rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_max_depth_m=v["max_depth_m"],
+                   verify_message=v["reason"],
+                   path=np.asarray(result.path).tolist())
+    return rec
+
+
+def cmd_bench_mbm(args) -> int:
+    from simdplan.scenes import mbm
+
+    if args.limit is not None and args.limit < 1:
+        raise UserError(f"--limit must be >= 1, got {args.limit}")
+    if args.json:
+        _check_json_out(args.json)
+    classes = _parse_classes(args.problems, list(mbm.classes()))
+    overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
+                 "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
+    _apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
+    t_start = time.perf_counter()
+    machine = machine_info()
+    robot, problems = _load_mbm(args, classes)
+    if not problems:
+        raise UserError("no problems selected")
+    order = list(dict.fromkeys(p.problem for p in problems))
+
+    records: list[dict] = []
+    used_settings = None
+    interrupted = False
+    with _Progress(len(problems)) as progress:
+        try:
+            for scene in problems:
+                settings, checked = _apply_overrides(getattr(scene, "settings", None), overrides)
+                used_settings = used_settings or dataclasses.asdict(checked)
+                records.append(plan_problem(scene, settings, checked))
+                progress.advance(f"{scene.problem} {scene.index}")
+        except KeyboardInterrupt:
+            interrupted = True
+    elapsed = time.perf_counter() - t_start
+
+    summary = {c: summarize([r for r in records if r["problem"] == c]) for c in order}
+    summary["all"] = summarize(records)
+    _print_bench_report(args, machine, robot, used_settings, summary, order, len(problems), len(records), elapsed)
+
+    if args.json:
+        doc = {
+            "schema": "simdplan-bench-mbm/1",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "argv": sys.argv if args._argv is None else ["simdplan", *args._argv],
+            "args": {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"},
+            "robot": {"name": robot.name, "dof": robot.dof, "resolution": robot.resolution},
+            "settings": used_settings,
+            "verify_factor": VERIFY_FACTOR,
+            "machine": machine,
+            "anchor": MBM_ANCHOR,
+            "elapsed_s": elapsed,
+            "interrupted": interrupted,
+            "summary": summary,
+            "records": records,
+        }
+        try:
+            with open(args.json, "w") as f:
+                json.dump(_jsonable(doc), f, indent=1)
+        except OSError as exc:
+            raise UserError(f"--json {args.json}: {exc.strerror or exc}") from exc
+        print(f"records: {args.json}")
+    if interrupted:
+        _err(f"interrupted after {len(records)} of {len(problems)} problems (summary above covers those)")
+        return 130
+    return 0
+
+
+def _check_json_out(out: str) -> None:
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise UserError(f"--json {out}: directory {parent} does not exist")
+    if os.path.isdir(out):
+        raise UserError(f"--json {out}: is a directory")
+
+
+def _print_bench_report(args, machine, robot, settings, summary, order, n_selected, n_done, elapsed) -> None:
+    si = machine["simdplan"]
+    s = settings or {}
+    tl = s.get("time_limit")
+    print(f"machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), {machine['platform']}, "
+          f"Python {machine['python']}; load average {', '.join(f'{x:.2f}' for x in machine['loadavg'] or [])}")
+    print(f"simdplan.info(): {si}")
+    print(f"MotionBenchMaker {robot.name}, mode {args.mode}: {n_done} of {n_selected} problems planned in "
+          f"{elapsed:.1f} s; planner {s.get('planner')}, seed {s.get('seed')}, time limit "
+          f"{_seconds(tl) if tl else 'none'}, max {s.get('max_iterations', 0):,} iterations, "
+          f"simplify {'on' if s.get('simplify') else 'off'}, resolution "
+          f"{s.get('resolution') or robot.resolution:g} samples/unit")
+    rows = [_bench_row(c, summary[c]) for c in order]
+    sections = set()
+    if len(order) > 1:
+        sections.add(len(rows))
+        rows.append(_bench_row("all", summary["all"]))
+    if robot.name == MBM_ANCHOR["robot"]:
+        sections.add(len(rows))
+        rows.append(_anchor_row())
+    _print_table("MotionBenchMaker: times in microseconds over the solved problems (planning, "
+                 "simplification, total = their sum); iterations and path costs (joint-space length): medians",
+                 BENCH_COLUMNS, rows, sections)
+    a = MBM_ANCHOR
+    al = summary["all"]
+    print(f"solved/valid/total: problems whose start and goals are not valid (file flag or the planner's check) "
+          f"count as invalid, not as failures. verified: solved paths whose every edge passes "
+          f"robot.is_motion_valid at {VERIFY_FACTOR}x the planning resolution, start and goal matching"
+          + (f"; {al['verify_failures']} failed, deepest penetration found {al['verify_max_depth_m'] * 1e3:.3g} mm."
+             if al["verify_failures"] else "."))
+    if al["wall_us_median"] is not None:
+        print(f"wall time of one simdplan.plan call from Python (includes its input checks): median "
+              f"{_fmt_us(al['wall_us_median'])} us over the solved problems.")
+    print(f"reference: {a['planner']} on {a['machine']}, all {a['total']} problems: "
+          f"{a['solved']}/{a['valid']}/{a['total']} solved, median planning {a['planning_us_median'][0]}-"
+          f"{a['planning_us_median'][1]} us, mean {a['planning_us_mean']} us, median planning+simplification "
+          f"{a['total_us_median']} us, median simplified cost {a['final_cost_median']:.2f} rad "
+          f"(source: {a['source']})")
+    sys.stdout.flush()
+
+
+# ----------------------------------------------------------------------------- info
+def cmd_info(args) -> int:
+    import simdplan
+
+    info = simdplan.info()
+    if args.json:
+        print(json.dumps({**info, "cpu_model": cpu_model()}, indent=1))
+        return 0
+    rows = [(k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in info.items()]
+    rows.append(("cpu", cpu_model()))
+    _print_summary("simdplan.info()", rows)
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    from simdplan.planner.settings import PLANNERS
+
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show Python tracebacks for every error")
+    ap = argparse.ArgumentParser(prog="simdplan", parents=[debug],
+                                 description="Sampling-based motion planning with a SIMD collision core.",
+                                 epilog="Exit codes: 0 ok, 1 no path found (plan), 2 user error, 130 interrupted.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("plan", parents=[debug], help="plan a path in a scene file or a shipped example scene",
+                       description="Load a scene, plan from its start to one of its goals, print a summary.")
+    p.add_argument("scene", metavar="SCENE", help="scene file (YAML/JSON) or the name of a shipped example")
+    p.add_argument("--planner", choices=PLANNERS, help="override the scene's planner")
+    p.add_argument("--seed", type=int, help="random seed")
+    p.add_argument("--time-limit", type=float, metavar="S", help="planning time budget in seconds (0: none)")
+    p.add_argument("--max-iterations", type=int, metavar="N", help="planner iterations at most")
+    p.add_argument("--no-simplify", action="store_true", help="return the planner's path as found")
+    p.add_argument("--out", metavar="PATH", help="write the result: .json (everything) or .csv (waypoints)")
+    p.set_defaults(func=cmd_plan)
+
+    b = sub.add_parser("bench", parents=[debug], help="benchmarks (bench mbm: MotionBenchMaker problems)")
+    bsub = b.add_subparsers(dest="bench", metavar="SUITE")
+    m = bsub.add_parser("mbm", parents=[debug], help="plan every MotionBenchMaker problem and print a table",
+                        description="Plan MotionBenchMaker problems, re-verify every path, print per-class figures.")
+    m.add_argument("--robot", default="panda", help="robot (default panda)")
+    m.add_argument("--problems", metavar="CLASS,...", help="problem classes, comma separated (default all)")
+    m.add_argument("--planner", choices=PLANNERS, help="planner (default: the problems' settings, rrtc)")
+    m.add_argument("--mode", choices=("reference", "exact"), default="reference",
+                   help="reference: cylinders as the reference planner models them (default); exact: exact cylinders")
+    m.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
+    m.add_argument("--max-iterations", type=int, metavar="N", help="per-problem planner iterations at most")
+    m.add_argument("--seed", type=int, help="random seed (the same for every problem)")
+    m.add_argument("--no-simplify", action="store_true", help="no path simplification")
+    m.add_argument("--limit", type=int, metavar="N", help="the first N problems of each class")
+    m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
+    m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
+    m.set_defaults(func=cmd_bench_mbm)
+    b.set_defaults(func=None, _parser=b)
+
+    i = sub.add_parser("info", parents=[debug], help="the SIMD level in use and the build (simdplan.info())")
+    i.add_argument("--json", action="store_true", help="print as JSON")
+    i.set_defaults(func=cmd_info)
+    ap.set_defaults(func=None, _parser=ap)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``simdplan`` command (and ``python -m simdplan``); returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error argparse already reported
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    args._argv = None if argv is None else list(argv)
+    if args.func is None:
+        args._parser.print_help(sys.stderr)
+        return 2
+    debug = getattr(args, "debug", False)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        if debug:
+            raise
+        _err(exc.message)
+        return exc.code
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:  # e.g. `simdplan bench mbm | head`
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,614 @@
+"""Scene files: a robot, its obstacles, a start and goals, and planner settings in one YAML/JSON file.
+
+A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
+
+    name: panda_table                       # optional
+    description: ...                        # optional
+    robot: panda                            # a built-in robot, or
+    # robot: {urdf: my.urdf, srdf: my.srdf, joints: [...], fixed_joint_values: {...}, base_pose: 4x4}
+    obstacles:                              # optional, default none
+      - {type: sphere, position: [x, y, z], radius: r}
+      - {type: capsule, position: [...], quat: [x, y, z, w], radius: r, length: l}
+      - {type: cylinder, position: [...], euler: [rx, ry, rz], radius: r, length: l}
+      - {type: box, position: [...], quat: [...], half_extents: [hx, hy, hz]}
+      - {type: plane, normal: [nx, ny, nz], offset: d}
+    start: [q1, ..., qn]
+    goals: [[q1, ..., qn], ...]             # or goal: [q1, ..., qn]
+    planner: {planner: rrtc, seed: 0, ...}  # optional: PlannerSettings fields
+
+Units and conventions are simdplan's: metres and radians, quaternions ``[x, y, z, w]``, Euler
+angles extrinsic x-y-z (URDF rpy), a shape's pose is its centre, cylinders and capsules run along
+their local z with total length ``length``, a plane is the half-space ``normal . p <= offset``.
+Orientation is optional (axis-aligned). URDF/SRDF paths are relative to the scene file's folder.
+
+Every problem found while loading raises an error that names the file, the key path (for example
+``obstacles[3].half_extents``) and what is wrong: ``SceneError`` (a ValueError) for content,
+FileNotFoundError for a missing scene, URDF or SRDF file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import errno
+import json
+import math
+import os
+import re
+
+import numpy as np
+import yaml
+
+from simdplan import robots as _robots
+from simdplan.collision.environment import Environment
+from simdplan.planner.settings import PlannerSettings
+from simdplan.robots import Robot
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA_PATH = os.path.join(HERE, "schema.json")
+EXAMPLES_DIR = os.path.join(HERE, "examples")
+EXTENSIONS = (".yaml", ".yml", ".json")
+
+TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner")
+ROBOT_KEYS = ("urdf", "srdf", "joints", "fixed_joint_values", "base_pose")
+# type -> (required keys, optional keys), besides "type" and "name".
+OBSTACLE_KEYS = {
+    "sphere": (("position", "radius"), ()),
+    "capsule": (("position", "radius", "length"), ("quat", "euler")),
+    "cylinder": (("position", "radius", "length"), ("quat", "euler")),
+    "box": (("position", "half_extents"), ("quat", "euler")),
+    "plane": (("normal",), ("offset",)),
+}
+OBSTACLE_TYPES = tuple(OBSTACLE_KEYS)
+
+
+class SceneError(ValueError):
+    """A scene (or MotionBenchMaker) file that cannot be used: ``file``, ``key`` (a key path such
+    as ``obstacles[3].half_extents``, "" for the whole file) and ``reason``."""
+
+    def __init__(self, file: str, key: str, reason: str) -> None:
+        self.file, self.key, self.reason = file, key, reason
+        super().__init__(f"{file}: {key}: {reason}" if key else f"{file}: {reason}")
+
+
+# ----------------------------------------------------------------------------- reading helpers
+
+
+def _join(parent: str, key) -> str:
+    if isinstance(key, int):
+        return f"{parent}[{key}]"
+    return f"{parent}.{key}" if parent else str(key)
+
+
+def _what(value) -> str:
+    """A short description of a value for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, str):
+        return f"a string {value!r}" if len(value) < 40 else "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return f"a {type(value).__name__}"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class Reader:
+    """Typed access to parsed YAML/JSON that raises SceneError naming the file and the key path."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def fail(self, key: str, reason: str):
+        raise SceneError(self.file, key, reason)
+
+    def mapping(self, value, key: str) -> dict:
+        if not isinstance(value, dict):
+            self.fail(key, f"must be a mapping (key: value), got {_what(value)}")
+        return value
+
+    def keys(self, d: dict, key: str, required=(), optional=(), what: str = "key") -> None:
+        """Every required key is present and no other key than required + optional (which may
+        repeat the required keys, to list the allowed keys in that order)."""
+        allowed = tuple(dict.fromkeys(tuple(optional) if set(required) <= set(optional) else
+                                      tuple(required) + tuple(optional)))
+        for k in d:
+            if k not in allowed:
+                self.fail(_join(key, k), f"unknown {what}{_suggest(k, allowed)}; allowed: {', '.join(allowed)}")
+        for k in required:
+            if k not in d:
+                self.fail(_join(key, k), f"missing (required{' in ' + key if key else ''})")
+
+    def string(self, value, key: str) -> str:
+        if not isinstance(value, str):
+            self.fail(key, f"must be a string, got {_what(value)}")
+        return value
+
+    def number(self, value, key: str) -> float:
+        if not _is_number(value):
+            self.fail(key, f"must be a number, got {_what(value)}")
+        v = float(value)
+        if not math.isfinite(v):
+            self.fail(key, f"must be finite, got {v}")
+        return v
+
+    def vector(self, value, length: int | None, key: str, what: str = "numbers") -> list[float]:
+        """A list of finite numbers, of ``length`` if given."""
+        if not isinstance(value, (list, tuple)):
+            n = f"{length} " if length is not None else ""
+            self.fail(key, f"must be a list of {n}{what}, got {_what(value)}")
+        if length is not None and len(value) != length:
+            self.fail(key, f"must have {length} values, got {len(value)}")
+        return [self.number(v, _join(key, i)) for i, v in enumerate(value)]
+
+    def matrix(self, value, rows: int, cols: int, key: str) -> list[list[float]]:
+        if not isinstance(value, (list, tuple)) or len(value) != rows:
+            self.fail(key, f"must be a {rows}x{cols} matrix (a list of {rows} rows), got {_what(value)}")
+        return [self.vector(row, cols, _join(key, i)) for i, row in enumerate(value)]
+
+    def config(self, value, robot: Robot, key: str) -> np.ndarray:
+        """A joint configuration: (dof,) float64 in the robot's joint order."""
+        if isinstance(value, (list, tuple)) and len(value) != robot.dof:
+            self.fail(key, f"has {len(value)} values but robot {robot.name!r} has {robot.dof} joints "
+                           f"({', '.join(robot.joint_names)})")
+        return np.array(self.vector(value, robot.dof, key, "joint values"), dtype=np.float64)
+
+
+# Builder messages name the offending parameter; map those words to the file's key.
+_BUILDER_WORDS = {"center": "position", "pose": "position", "rotation": "quat"}
+
+
+def builder_key(message: str, given: dict, aliases: dict = _BUILDER_WORDS) -> str | None:
+    """The key of ``given`` that an Environment builder error message is about (None: unknown)."""
+    for word in re.findall(r"[a-z_]+", message):
+        key = aliases.get(word, word)
+        if key in given and key not in ("type", "name"):
+            return key
+    return None
+
+
+def add_obstacle(r: Reader, env: Environment, spec, key: str) -> int:
+    """Add one scene-file obstacle (``spec``, at ``key``) to ``env``; returns its id."""
+    spec = r.mapping(spec, key)
+    if "type" not in spec:
+        r.fail(_join(key, "type"), f"missing; every obstacle needs a type: one of {', '.join(OBSTACLE_TYPES)}")
+    kind = spec["type"]
+    if kind not in OBSTACLE_KEYS:
+        r.fail(_join(key, "type"), f"unknown obstacle type {kind!r}{_suggest(kind, OBSTACLE_TYPES)}; "
+                                   f"supported: {', '.join(OBSTACLE_TYPES)}")
+    required, optional = OBSTACLE_KEYS[kind]
+    r.keys(spec, key, ("type",) + required, ("type", "name") + required + optional, what=f"key for a {kind}")
+    name = r.string(spec["name"], _join(key, "name")) if "name" in spec else None
+    k = lambda field: _join(key, field)  # noqa: E731
+    try:
+        if kind == "sphere":
+            return env.add_sphere(r.vector(spec["position"], 3, k("position")), r.number(spec["radius"], k("radius")),
+                                  name=name)
+        if kind == "plane":
+            offset = r.number(spec["offset"], k("offset")) if "offset" in spec else 0.0
+            return env.add_plane(r.vector(spec["normal"], 3, k("normal")), offset, name=name)
+        if "quat" in spec and "euler" in spec:
+            r.fail(key, "give the orientation as quat or as euler, not both")
+        pos = r.vector(spec["position"], 3, k("position"))
+        quat = r.vector(spec["quat"], 4, k("quat"), "numbers [x, y, z, w]") if "quat" in spec else None
+        euler = r.vector(spec["euler"], 3, k("euler"), "angles [rx, ry, rz] (radians)") if "euler" in spec else None
+        if kind == "box":
+            return env.add_box(pos, quat, r.vector(spec["half_extents"], 3, k("half_extents")), euler=euler, name=name)
+        add = env.add_capsule if kind == "capsule" else env.add_cylinder
+        return add(pos, quat, r.number(spec["radius"], k("radius")), r.number(spec["length"], k("length")),
+                   euler=euler, name=name)
+    except SceneError:
+        raise
+    except ValueError as exc:
+        field = builder_key(str(exc), spec)
+        raise SceneError(r.file, k(field) if field else key, str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- planner settings
+
+_SETTING_FIELDS = {f.name: f for f in dataclasses.fields(PlannerSettings)}
+
+
+def _check_setting_type(r: Reader, name: str, value, key: str) -> None:
+    """Type check from the dataclass annotation ("int", "float | None", ...); unknown ones pass."""
+    kinds = [t.strip() for t in str(_SETTING_FIELDS[name].type).split("|")]
+    if value is None:
+        if "None" not in kinds:
+            r.fail(key, "must not be null")
+        return
+    checks = {"bool": lambda v: isinstance(v, bool), "str": lambda v: isinstance(v, str),
+              "int": _is_number, "float": _is_number}  # int: validated() refuses non-integral values
+    known = [t for t in kinds if t in checks]
+    if known and not any(checks[t](value) for t in known):
+        want = " or ".join({"bool": "true/false", "str": "a string", "int": "an integer",
+                            "float": "a number", "None": "null"}.get(t, t) for t in kinds)
+        r.fail(key, f"must be {want}, got {_what(value)}")
+
+
+def read_settings(r: Reader, value, key: str = "planner") -> PlannerSettings:
+    """PlannerSettings from a mapping of its field names; validated."""
+    d = r.mapping(value, key)
+    r.keys(d, key, (), tuple(_SETTING_FIELDS), what="planner setting")
+    for name, v in d.items():
+        _check_setting_type(r, name, v, _join(key, name))
+    try:
+        return PlannerSettings(**d).validated()
+    except ValueError as exc:
+        word = str(exc).split(" ", 1)[0]
+        raise SceneError(r.file, _join(key, word) if word in d else key, str(exc)) from None
+
+
+def _default_settings() -> PlannerSettings:
+    return PlannerSettings().validated()
+
+
+def settings_dict(settings: PlannerSettings) -> dict:
+    """The fields of ``settings`` that differ from the (validated) defaults, as plain values."""
+    default = _default_settings()
+    out = {}
+    for name in _SETTING_FIELDS:
+        v = getattr(settings, name)
+        if v != getattr(default, name):
+            out[name] = v.item() if isinstance(v, np.generic) else v
+    return out
+
+
+# ----------------------------------------------------------------------------- the robot
+
+
+def _robot_error(r: Reader, exc: ValueError, given: dict, paths: dict) -> SceneError:
+    """Attribute a Robot construction error to the robot entry's key that caused it."""
+    msg = str(exc)
+    for field in ("srdf", "urdf"):  # file problems name the file
+        if field in paths and msg.startswith(paths[field]):
+            return SceneError(r.file, f"robot.{field}", msg)
+    for field, words in (("base_pose", ("base_pose",)), ("fixed_joint_values", ("fixed", "held")),
+                         ("joints", ("joints", "joint"))):
+        if field in given and any(w in msg for w in words):
+            return SceneError(r.file, f"robot.{field}", msg)
+    return SceneError(r.file, "robot.urdf", msg)
+
+
+def read_robot(r: Reader, spec, base_dir: str) -> Robot:
+    """The robot a scene file names: a built-in name, or {urdf, srdf, joints, fixed_joint_values, base_pose}."""
+    if isinstance(spec, str):
+        if spec not in _robots.available():
+            r.fail("robot", f"unknown robot {spec!r}{_suggest(spec, _robots.available())}; built-in robots: "
+                            f"{', '.join(_robots.available())} (or give {{urdf: path, srdf: path}})")
+        return _robots.load(spec)
+    if not isinstance(spec, dict):
+        r.fail("robot", f"must be a built-in robot name ({', '.join(_robots.available())}) or a mapping "
+                        f"{{urdf: path, ...}}, got {_what(spec)}")
+    r.keys(spec, "robot", ("urdf",), ROBOT_KEYS[1:])
+    paths = {}
+    for field in ("urdf", "srdf"):
+        if field in spec:
+            rel = r.string(spec[field], f"robot.{field}")
+            path = rel if os.path.isabs(rel) else os.path.normpath(os.path.join(base_dir, rel))
+            if not os.path.isfile(path):
+                raise FileNotFoundError(errno.ENOENT, f"{r.file}: robot.{field}: no such file "
+                                                      f"(relative paths are resolved against the scene's folder)", path)
+            paths[field] = path
+    kwargs = {}
+    if "joints" in spec:
+        joints = spec["joints"]
+        if not isinstance(joints, list):
+            r.fail("robot.joints", f"must be a list of joint names, got {_what(joints)}")
+        kwargs["joints"] = [r.string(j, f"robot.joints[{i}]") for i, j in enumerate(joints)]
+    if "fixed_joint_values" in spec:
+        held = r.mapping(spec["fixed_joint_values"], "robot.fixed_joint_values")
+        kwargs["fixed_joint_values"] = {str(n): r.number(v, f"robot.fixed_joint_values.{n}") for n, v in held.items()}
+    if "base_pose" in spec:
+        kwargs["base_pose"] = np.array(r.matrix(spec["base_pose"], 4, 4, "robot.base_pose"))
+    try:
+        return Robot.from_urdf(paths["urdf"], paths.get("srdf"), **kwargs)
+    except ValueError as exc:
+        raise _robot_error(r, exc, spec, paths) from None
+
+
+# ----------------------------------------------------------------------------- parsing files
+
+
+class _YamlLoader(yaml.SafeLoader):
+    """SafeLoader that reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``) and refuses duplicate keys."""
+
+
+_YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."))
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        seen[key] = True
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_YamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _json_pairs(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise ValueError(f"duplicate key {k!r}")
+        d[k] = v
+    return d
+
+
+def read_data(path: str, what: str = "scene file"):
+    """Parse a YAML (.yaml/.yml) or JSON (.json) file; clear errors for missing or malformed files."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(errno.ENOENT, f"{what} not found" + (
+            " (shipped examples: simdplan.scenes.example(name))" if what == "scene file" else ""), path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in EXTENSIONS:
+        raise SceneError(path, "", f"unknown {what} extension {ext or '(none)'!r}; use .yaml, .yml or .json")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if ext == ".json":
+        try:
+            return json.loads(text, object_pairs_hook=_json_pairs)
+        except json.JSONDecodeError as exc:
+            raise SceneError(path, "", f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        except ValueError as exc:
+            raise SceneError(path, "", f"malformed JSON: {exc}") from None
+    try:
+        return yaml.load(text, Loader=_YamlLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        raise SceneError(path, "", f"malformed YAML{where}: {problem}" + (f" ({context})" if context else "")) from None
+
+
+# ----------------------------------------------------------------------------- the Scene
+
+
+@dataclasses.dataclass(eq=False)
+class Scene:
+    """A planning problem: a robot, obstacles, a start and goals, and planner settings.
+
+    robot: simdplan Robot. env: Environment. start: (dof,) float64. goals: (m, dof) float64, m >= 1
+    (any goal will do). settings: validated PlannerSettings. robot_spec: the robot as the file gave
+    it (a built-in name, or a dict with urdf/srdf paths relative to ``path``'s folder), kept so
+    ``save`` can write it back; None if unknown. path: the file the scene was read from (absolute)
+    or None. MotionBenchMaker scenes also carry ``problem`` (class name), ``index`` and ``valid``
+    (the file's flag: start and some goal collision-free under the reference model).
+    """
+
+    robot: Robot
+    env: Environment
+    start: np.ndarray
+    goals: np.ndarray
+    settings: PlannerSettings = dataclasses.field(default_factory=_default_settings)
+    name: str = ""
+    description: str = ""
+    path: str | None = None
+    robot_spec: str | dict | None = None
+    problem: str | None = None
+    index: int | None = None
+    valid: bool | None = None
+
+    def __post_init__(self) -> None:
+        self.start = np.array(self.start, dtype=np.float64)
+        goals = np.array(self.goals, dtype=np.float64)
+        self.goals = goals.reshape(1, -1) if goals.ndim == 1 else goals
+        dof = self.robot.dof
+        if self.start.shape != (dof,):
+            raise ValueError(f"start must have shape ({dof},), got {self.start.shape}")
+        if self.goals.ndim != 2 or self.goals.shape[1] != dof or len(self.goals) == 0:
+            raise ValueError(f"goals must have shape (m, {dof}) with m >= 1, got {self.goals.shape}")
+
+    @property
+    def goal(self) -> np.ndarray:
+        """The first goal, (dof,) float64."""
+        return self.goals[0]
+
+    def __repr__(self) -> str:
+        label = self.name or (os.path.basename(self.path) if self.path else "unnamed")
+        return (f"Scene({label!r}, robot={self.robot.name!r}, dof={self.robot.dof}, {self.env!r}, "
+                f"goals={len(self.goals)}, planner={self.settings.planner!r})")
+
+    def to_dict(self, relative_to: str | None = None) -> dict:
+        """The scene as plain data in the file format. URDF/SRDF paths are written relative to the
+        folder ``relative_to`` (default: absolute)."""
+        if self.robot_spec is None:
+            raise ValueError("scene.robot_spec is not set, so the robot cannot be written: set it to a built-in "
+                             "robot name (e.g. 'panda') or {'urdf': path, 'srdf': path, ...}")
+        out: dict = {}
+        if self.name:
+            out["name"] = str(self.name)
+        if self.description:
+            out["description"] = str(self.description)
+        out["robot"] = _robot_spec_for(self.robot_spec, self.path, relative_to)
+        out["obstacles"] = [_plain(d) for d in self.env.to_dicts()]
+        out["start"] = self.start.tolist()
+        out["goals"] = self.goals.tolist()
+        planner = settings_dict(self.settings)
+        if planner:
+            out["planner"] = planner
+        return out
+
+
+def _plain(value):
+    """numpy values and tuples as plain Python (lists, floats, ints) for YAML/JSON."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _robot_spec_for(spec, scene_path: str | None, relative_to: str | None):
+    if isinstance(spec, str):
+        return spec
+    spec = _plain(spec)
+    base = os.path.dirname(os.path.abspath(scene_path)) if scene_path else os.getcwd()
+    for field in ("urdf", "srdf"):
+        if field in spec:
+            path = spec[field] if os.path.isabs(spec[field]) else os.path.normpath(os.path.join(base, spec[field]))
+            if relative_to is not None:
+                try:
+                    path = os.path.relpath(path, relative_to)
+                except ValueError:  # another drive (Windows): keep it absolute
+                    pass
+            spec[field] = path
+    return spec
+
+
+def load(path: str | os.PathLike, *, robot: Robot | None = None) -> Scene:
+    """Read a scene file (``.yaml``, ``.yml`` or ``.json``): see the module docstring for the format.
+
+    ``robot``: use this Robot instead of building the one the file names (the file's ``robot`` entry
+    is still kept in ``scene.robot_spec``); useful when loading many scenes for one robot.
+    Raises FileNotFoundError (missing scene/URDF/SRDF file) or SceneError (a ValueError naming the
+    file, the key path and the problem).
+    """
+    path = os.path.abspath(os.fspath(path))
+    data = read_data(path)
+    r = Reader(path)
+    if data is None:
+        r.fail("", "the file is empty; a scene needs robot, start and goals")
+    data = r.mapping(data, "(top level)")
+    r.keys(data, "", ("robot", "start"), TOP_KEYS)
+    name = r.string(data["name"], "name") if "name" in data else os.path.splitext(os.path.basename(path))[0]
+    description = r.string(data["description"], "description") if "description" in data else ""
+
+    spec = data["robot"]
+    if robot is None:
+        robot = read_robot(r, spec, os.path.dirname(path))
+    elif not isinstance(robot, Robot):
+        raise TypeError(f"robot must be a simdplan Robot or None, got {type(robot).__name__}")
+    if not isinstance(spec, (str, dict)):
+        r.fail("robot", f"must be a built-in robot name or a mapping {{urdf: path, ...}}, got {_what(spec)}")
+
+    env = Environment()
+    obstacles = data.get("obstacles")
+    obstacles = [] if obstacles is None else obstacles
+    if not isinstance(obstacles, list):
+        r.fail("obstacles", f"must be a list of obstacles, got {_what(obstacles)}")
+    for i, ob in enumerate(obstacles):
+        add_obstacle(r, env, ob, f"obstacles[{i}]")
+
+    start = r.config(data["start"], robot, "start")
+    if "goals" in data and "goal" in data:
+        r.fail("goal", "give goal (one configuration) or goals (a list of them), not both")
+    if "goal" in data:
+        goals = [r.config(data["goal"], robot, "goal")]
+    elif "goals" in data:
+        raw = data["goals"]
+        if not isinstance(raw, list) or not raw:
+            r.fail("goals", f"must be a non-empty list of configurations, got {_what(raw)}")
+        if all(_is_number(v) for v in raw):
+            r.fail("goals", "must be a list of configurations (a list of lists); for one goal write "
+                            "goals: [[...]] or goal: [...]")
+        goals = [r.config(g, robot, f"goals[{i}]") for i, g in enumerate(raw)]
+    else:
+        r.fail("goals", "missing (required: goals, a list of configurations, or goal, one configuration)")
+
+    settings = read_settings(r, data["planner"]) if "planner" in data and data["planner"] is not None \
+        else _default_settings()
+    return Scene(robot=robot, env=env, start=start, goals=np.array(goals), settings=settings, name=name,
+                 description=description, path=path, robot_spec=_plain(spec))
+
+
+# ----------------------------------------------------------------------------- writing files
+
+
+class _Dumper(yaml.SafeDumper):
+    """Lists of scalars in flow style ([1.0, 2.0, 3.0]); everything else in block style."""
+
+
+def _represent_list(dumper, data):
+    flow = all(isinstance(v, (int, float, str, bool)) or v is None for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def _json_text(value, indent: int = 0) -> str:
+    """JSON with lists of scalars on one line."""
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{inner}{json.dumps(k)}: {_json_text(v, indent + 2)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list):
+        if all(not isinstance(v, (dict, list)) for v in value):
+            return "[" + ", ".join(json.dumps(v, allow_nan=False) for v in value) + "]"
+        return "[\n" + ",\n".join(inner + _json_text(v, indent + 2) for v in value) + "\n" + pad + "]"
+    return json.dumps(value, allow_nan=False)
+
+
+def dumps(scene: Scene, fmt: str = "yaml", relative_to: str | None = None) -> str:
+    """The scene file text, ``fmt`` "yaml" or "json" (see ``Scene.to_dict`` for ``relative_to``)."""
+    data = scene.to_dict(relative_to)
+    if fmt == "json":
+        return _json_text(data) + "\n"
+    if fmt != "yaml":
+        raise ValueError(f"fmt must be 'yaml' or 'json', got {fmt!r}")
+    head = "# simdplan scene (format: simdplan/scenes/schema.json)\n"
+    return head + yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
+
+
+def save(scene: Scene, path: str | os.PathLike) -> str:
+    """Write ``scene`` to ``path``: YAML for .yaml/.yml, JSON for .json. URDF/SRDF paths are rewritten
+    relative to the new file's folder. Returns the absolute path written. ``load`` of the result
+    gives the same obstacles, start, goals and settings."""
+    path = os.path.abspath(os.fspath(path))
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in EXTENSIONS:
+        raise ValueError(f"{path}: unknown scene file extension {ext or '(none)'!r}; use .yaml, .yml or .json")
+    text = dumps(scene, "json" if ext == ".json" else "yaml", relative_to=os.path.dirname(path))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+# ----------------------------------------------------------------------------- shipped examples
+
+
+def examples() -> list[str]:
+    """Names of the shipped example scenes (for ``example(name)``)."""
+    if not os.path.isdir(EXAMPLES_DIR):
+        return []
+    return sorted(os.path.splitext(f)[0] for f in os.listdir(EXAMPLES_DIR) if f.endswith(EXTENSIONS))
+
+
+def example(name: str) -> str:
+    """Path of a shipped example scene, by name ("panda_table") or file name ("panda_table.yaml")."""
+    stem = os.path.splitext(name)[0] if name.endswith(EXTENSIONS) else name
+    for ext in EXTENSIONS:
+        path = os.path.join(EXAMPLES_DIR, stem + ext)
+        if os.path.isfile(path):
+            return path
+    raise ValueError(f"no shipped example scene {name!r}{_suggest(stem, examples())}; "
+                     f"available: {', '.join(examples())}")

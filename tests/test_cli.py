@@ -1,0 +1,224 @@
+"""The ``simdplan`` command: plan, bench mbm, info; exit codes and messages for user errors.
+
+Most tests call ``cli.main(argv)`` in-process; a few run ``python -m simdplan`` in a subprocess
+(the installed console script calls the same ``main``) to see exit codes and stderr as a user does.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import simdplan
+from simdplan import cli, scenes
+
+EXAMPLES = scenes.examples()
+
+
+def run(*args, cwd=None, timeout=120):
+    """``python -m simdplan ARGS`` with this interpreter and environment."""
+    return subprocess.run([sys.executable, "-m", "simdplan", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, env=dict(os.environ))
+
+
+def assert_user_error(proc, code=2, contains=()):
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("simdplan: ")
+    for text in contains:
+        assert text in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def mbm_scene_file(tmp_path_factory):
+    """A MotionBenchMaker problem written as a scene file (bookshelf_small 1, reference model)."""
+    scene = scenes.mbm.load(classes=["bookshelf_small"], indices=[1], mode="reference")[0]
+    path = tmp_path_factory.mktemp("scenes") / "bookshelf_small_1.yaml"
+    scenes.save(scene, path)
+    return path
+
+
+def write_scene(path, start, goal, obstacles=""):
+    path.write_text(f"robot: panda\nstart: {list(start)}\ngoal: {list(goal)}\n{obstacles}")
+    return path
+
+
+# ----------------------------------------------------------------------------- plan
+def test_there_are_shipped_examples():
+    assert EXAMPLES, "simdplan.scenes.examples() lists no shipped example scene"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_plan_each_example(name, tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    code = cli.main(["plan", name, "--time-limit", "5", "--out", str(out)])
+    text = capsys.readouterr()
+    assert code == 0, text.err
+    assert "success:" in text.out and "yes" in text.out.split("success:")[1].splitlines()[0]
+    assert "verified:" in text.out
+    assert "ISA:" in text.out and simdplan.isa() in text.out
+    doc = json.loads(out.read_text())
+    scene = scenes.load(scenes.example(name))
+    path = np.array(doc["path"])
+    assert doc["success"] is True
+    assert path.ndim == 2 and path.shape[1] == scene.robot.dof and len(path) >= 2
+    np.testing.assert_allclose(path[0], scene.start, atol=1e-9)
+    assert np.min(np.abs(scene.goals - path[-1]).max(axis=1)) < 1e-9
+    for key in ("iterations", "collision_checks", "planning_time_ns", "simplify_time_ns"):
+        assert key in doc["stats"]
+
+
+def test_plan_csv_and_flag_overrides(mbm_scene_file, tmp_path, capsys):
+    out = tmp_path / "path.csv"
+    code = cli.main(["plan", str(mbm_scene_file), "--planner", "rrt", "--seed", "7", "--no-simplify",
+                     "--time-limit", "5", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "rrt, seed 7" in text and "simplify off" in text
+    with open(out, newline="") as f:
+        rows = list(csv.reader(f))
+    scene = scenes.load(mbm_scene_file)
+    assert rows[0] == scene.robot.joint_names
+    path = np.array(rows[1:], dtype=float)
+    assert path.shape[1] == scene.robot.dof and len(path) >= 2
+    np.testing.assert_allclose(path[0], scene.start, atol=1e-9)
+    assert "waypoints:" in text and str(len(path)) in text.split("waypoints:")[1].splitlines()[0]
+
+
+def test_plan_no_path_exit_1(mbm_scene_file, tmp_path):
+    """One iteration and a microsecond: no path; exit 1, one line on stderr, nothing written."""
+    out = tmp_path / "never.json"
+    proc = run("plan", mbm_scene_file, "--time-limit", "1e-6", "--max-iterations", "1", "--out", out)
+    assert_user_error(proc, code=1, contains=("no path found within", "1 iterations"))
+    assert "success:" in proc.stdout
+    assert not out.exists()
+
+
+def test_plan_errors_exit_2(mbm_scene_file, tmp_path):
+    # missing file, unknown example name, a directory
+    assert_user_error(run("plan", tmp_path / "missing.yaml"), contains=("missing.yaml", "no such file"))
+    assert_user_error(run("plan", "no_such_example"), contains=("no_such_example", "example"))
+    assert_user_error(run("plan", tmp_path), contains=("directory",))
+    # bad --out and bad settings fail before planning
+    assert_user_error(run("plan", mbm_scene_file, "--out", tmp_path / "p.txt"), contains=(".json or .csv",))
+    assert_user_error(run("plan", mbm_scene_file, "--time-limit", "-1"), contains=("time_limit",))
+
+
+def test_plan_invalid_scene_files_exit_2(tmp_path):
+    robot = simdplan.robots.load("panda")
+    q = np.zeros(robot.dof)
+    q[3], q[5] = -1.5, 1.5
+    # malformed YAML, a bad key, a start outside the joint limits: the message names file and key
+    bad_yaml = tmp_path / "malformed.yaml"
+    bad_yaml.write_text("robot: panda\nstart: [0, 0,\n")
+    assert_user_error(run("plan", bad_yaml), contains=("malformed.yaml",))
+    bad_box = write_scene(tmp_path / "bad_box.yaml", q, q + 0.1,
+                          "obstacles: [{type: box, position: [1, 2], half_extents: [0.1, 0.1, 0.1]}]\n")
+    assert_user_error(run("plan", bad_box), contains=("bad_box.yaml", "obstacles[0].position"))
+    # a start in collision: the planner's InvalidProblemError names the configuration
+    hand = robot.fk(q)[-1, :3]
+    colliding = write_scene(tmp_path / "colliding.yaml", q, q + 0.1,
+                            f"obstacles: [{{type: sphere, position: {hand.tolist()}, radius: 0.1}}]\n")
+    proc = run("plan", colliding)
+    assert_user_error(proc, contains=("colliding.yaml", "start"))
+
+
+def test_debug_keeps_the_traceback(tmp_path):
+    proc = run("plan", tmp_path / "missing.yaml", "--debug")
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_rich_output_when_stdout_is_a_terminal(mbm_scene_file, monkeypatch, capsys):
+    pytest.importorskip("rich")
+    monkeypatch.setattr(cli, "_stdout_is_tty", lambda: True)
+    assert cli.main(["plan", str(mbm_scene_file), "--time-limit", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "simdplan plan" in out and "success" in out and "verified" in out
+    assert cli.main(["info"]) == 0
+    assert simdplan.isa() in capsys.readouterr().out
+
+
+def test_verify_path_catches_bad_paths(mbm_scene_file):
+    scene = scenes.load(mbm_scene_file)
+    robot, env = scene.robot, scene.env
+    straight = np.array([scene.start, scene.goals[0]])
+    assert not robot.is_motion_valid(*straight, env)  # the shelf is in the way
+    v = cli.verify_path(robot, env, straight, scene.start, scene.goals, 320.0)
+    assert not v["ok"] and v["bad_edges"] == 1 and v["max_depth_m"] > 0
+    wrong_end = np.array([scene.start, scene.start])
+    v = cli.verify_path(robot, env, wrong_end, scene.start, scene.goals, 320.0)
+    assert not v["ok"] and "goal" in v["reason"]
+    result = simdplan.plan(robot, env, scene.start, scene.goals, seed=1, time_limit=5)
+    assert result.success
+    assert cli.verify_path(robot, env, result.path, scene.start, scene.goals, 32.0)["bad_edges"] == 0
+
+
+# ----------------------------------------------------------------------------- bench mbm
+def test_bench_mbm_cage(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = run("bench", "mbm", "--problems", "cage", "--limit", "3", "--time-limit", "5", "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "cage" in proc.stdout and "VAMP 0.6.4" in proc.stdout and "verified" in proc.stdout
+    assert simdplan.info()["isa"] in proc.stdout  # machine info printed
+    doc = json.loads(out.read_text())
+    recs = doc["records"]
+    assert [(r["problem"], r["index"]) for r in recs] == [("cage", 1), ("cage", 2), ("cage", 3)]
+    for r in recs:
+        assert r["status"] in ("solved", "failed", "invalid")
+        if r["solved"]:
+            assert r["planning_time_us"] > 0 and isinstance(r["verified"], bool)
+            assert len(r["path"]) == r["waypoints"]
+    s = doc["summary"]["cage"]
+    assert s["total"] == 3 and s["solved"] == sum(r["solved"] for r in recs)
+    assert s["valid"] == sum(r["valid"] for r in recs)
+    assert doc["summary"]["all"]["total"] == 3
+    assert doc["machine"]["simdplan"]["isa"] == simdplan.info()["isa"]
+    assert doc["anchor"]["solved"] == 699
+
+
+def test_bench_mbm_invalid_problems_are_not_failures(monkeypatch, capsys):
+    """A problem flagged invalid is counted as invalid and not planned."""
+    real = scenes.mbm.load
+
+    def load(**kw):
+        out = real(**kw)
+        out[0].valid = False
+        return out
+
+    monkeypatch.setattr(scenes.mbm, "load", load)
+    assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "2", "--time-limit", "5"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("table_pick"))
+    assert "/1/2" in row.split()[1]
+
+
+def test_bench_mbm_user_errors():
+    assert_user_error(run("bench", "mbm", "--problems", "nope"), contains=("nope", "cage"))
+    assert_user_error(run("bench", "mbm", "--limit", "0"), contains=("--limit",))
+    assert_user_error(run("bench", "mbm", "--robot", "r2d2"), contains=("r2d2",))
+
+
+# ----------------------------------------------------------------------------- info, usage
+def test_info(capsys):
+    proc = run("info")
+    assert proc.returncode == 0 and simdplan.isa() in proc.stdout and "lanes" in proc.stdout
+    assert cli.main(["info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["isa"] == simdplan.isa() and info["lanes"] == simdplan.info()["lanes"]
+
+
+def test_usage_errors_exit_2(capsys):
+    assert cli.main([]) == 2
+    assert cli.main(["plan"]) == 2
+    assert cli.main(["plan", "x.yaml", "--planner", "astar"]) == 2
+    assert cli.main(["bench"]) == 2
+    assert cli.main(["--help"]) == 0
+    capsys.readouterr()

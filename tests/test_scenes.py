@@ -1,0 +1,490 @@
+"""Scene files: shipped examples, save/load round trips, the schema, and clear errors for bad files.
+
+Every error must name the file, the key path (``obstacles[3].half_extents``) and what is wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import json
+import math
+import os
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+
+import simdplan
+import simdplan.scenes as sc
+from simdplan.planner.settings import PlannerSettings
+from simdplan.scenes import Scene, SceneError
+
+EXAMPLES = ["panda_bookshelf", "panda_cage", "panda_table", "ur5_table"]
+
+
+@functools.lru_cache(maxsize=None)
+def example_scene(name: str) -> Scene:
+    return sc.load(sc.example(name))
+
+
+def same_obstacles(a: simdplan.Environment, b: simdplan.Environment) -> None:
+    """Same obstacles in the same order: kinds, names and numbers (quaternions up to sign)."""
+    da, db = a.to_dicts(), b.to_dicts()
+    assert [(d["type"], d["name"]) for d in da] == [(d["type"], d["name"]) for d in db]
+    for x, y in zip(da, db):
+        assert x.keys() == y.keys()
+        for k in x:
+            if k in ("type", "name"):
+                continue
+            vx, vy = np.asarray(x[k], float), np.asarray(y[k], float)
+            if k == "quat" and np.dot(vx, vy) < 0:
+                vy = -vy
+            np.testing.assert_allclose(vx, vy, atol=1e-12, err_msg=f"{x['name']}.{k}")
+
+
+def same_scene(a: Scene, b: Scene) -> None:
+    same_obstacles(a.env, b.env)
+    np.testing.assert_array_equal(a.start, b.start)
+    np.testing.assert_array_equal(a.goals, b.goals)
+    assert dataclasses.asdict(a.settings) == dataclasses.asdict(b.settings)
+    assert (a.name, a.description) == (b.name, b.description)
+    assert a.robot.joint_names == b.robot.joint_names
+
+
+# ----------------------------------------------------------------------------- shipped examples
+
+
+def test_examples_list_and_paths():
+    assert sc.examples() == EXAMPLES
+    for name in EXAMPLES:
+        path = sc.example(name)
+        assert os.path.isfile(path) and os.path.dirname(path) == sc.EXAMPLES_DIR
+        assert sc.example(os.path.basename(path)) == path
+    with pytest.raises(ValueError, match=r"panda_tabel.*did you mean 'panda_table'.*available: panda_bookshelf"):
+        sc.example("panda_tabel")
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_loads_and_is_a_planning_problem(name):
+    s = example_scene(name)
+    assert isinstance(s.robot, simdplan.Robot) and isinstance(s.env, simdplan.Environment)
+    assert s.start.shape == (s.robot.dof,) and s.start.dtype == np.float64
+    assert s.goals.ndim == 2 and s.goals.shape[1] == s.robot.dof and s.goals.dtype == np.float64
+    assert isinstance(s.settings, PlannerSettings) and s.settings.range is not None  # validated
+    assert s.name == name and s.path == sc.example(name) and len(s.env) > 0
+    assert s.robot_spec == name.split("_")[0]
+    assert s.robot.is_valid(s.start, s.env), s.robot.why_invalid(s.start, s.env)
+    for g in s.goals:
+        assert s.robot.is_valid(g, s.env), s.robot.why_invalid(g, s.env)
+        # the straight line is in collision: the problem needs a planner
+        assert not s.robot.is_motion_valid(s.start, g, s.env)
+
+
+@pytest.mark.parametrize("name, cls", [("panda_bookshelf", "bookshelf_small"), ("panda_cage", "cage")])
+def test_mbm_examples_are_problem_1_with_exact_cylinders(name, cls):
+    s = example_scene(name)
+    (m,) = sc.mbm.load(classes=cls, indices=1, mode="exact", robot=s.robot)
+    same_obstacles(s.env, m.env)
+    np.testing.assert_array_equal(s.start, m.start)
+    np.testing.assert_array_equal(s.goals, m.goals)
+
+
+def test_top_level_exports():
+    for attr in ("load", "save", "dumps", "Scene", "SceneError", "example", "examples", "mbm", "SCHEMA_PATH"):
+        assert hasattr(sc, attr), attr
+    assert issubclass(SceneError, ValueError)
+
+
+# ----------------------------------------------------------------------------- the schema
+
+
+def test_schema_is_draft_2020_12_and_lists_every_type_and_setting():
+    with open(sc.SCHEMA_PATH) as f:
+        schema = json.load(f)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    kinds = [rule["if"]["properties"]["type"]["const"] for rule in schema["$defs"]["obstacle"]["allOf"]]
+    assert tuple(kinds) == sc.OBSTACLE_TYPES
+    # the planner section lists exactly the PlannerSettings fields (update schema.json with the dataclass)
+    assert set(schema["$defs"]["planner"]["properties"]) == {f.name for f in dataclasses.fields(PlannerSettings)}
+
+
+def test_examples_and_saved_files_validate_against_the_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(sc.SCHEMA_PATH) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for name in EXAMPLES:
+        with open(sc.example(name)) as f:
+            validator.validate(yaml.safe_load(f))
+        for ext in ("yaml", "json"):
+            out = sc.save(example_scene(name), tmp_path / f"{name}.{ext}")
+            with open(out) as f:
+                validator.validate(yaml.safe_load(f))
+    # and it refuses what the loader refuses
+    with open(sc.example("panda_table")) as f:
+        good = yaml.safe_load(f)
+    for mutate in (lambda d: d.pop("start"), lambda d: d.update(goalz=[]),
+                   lambda d: d["obstacles"][0].pop("half_extents"),
+                   lambda d: d["obstacles"][2].update(radius=-1.0), lambda d: d["planner"].update(seeed=1),
+                   lambda d: d["obstacles"][0].update(quat=[0, 0, 0, 1], euler=[0, 0, 0])):
+        bad = copy.deepcopy(good)
+        mutate(bad)
+        assert not validator.is_valid(bad)
+
+
+# ----------------------------------------------------------------------------- round trips
+
+
+@pytest.mark.parametrize("ext", ["yaml", "yml", "json"])
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_save_then_load_is_the_same_scene(tmp_path, name, ext):
+    s = example_scene(name)
+    path = sc.save(s, tmp_path / f"copy.{ext}")
+    back = sc.load(path)
+    same_scene(s, back)
+    assert back.path == str(tmp_path / f"copy.{ext}") and back.robot_spec == s.robot_spec
+    # checks agree on random configurations
+    Q = np.random.default_rng(0).uniform(s.robot.lower, s.robot.upper, (200, s.robot.dof))
+    np.testing.assert_array_equal(s.robot.is_valid_many(Q, s.env), back.robot.is_valid_many(Q, back.env))
+    if ext == "json":
+        with open(path) as f:
+            json.load(f)  # plain JSON
+
+
+def test_round_trip_keeps_non_default_settings_and_every_shape(tmp_path):
+    robot = simdplan.robots.load("panda")
+    env = simdplan.Environment()
+    env.add_sphere([0.5, 0.1, 0.4], 0.05, name="ball")
+    env.add_capsule([0.3, -0.4, 0.5], euler=[0.3, -0.2, 1.1], radius=0.03, length=0.0)
+    env.add_cylinder([-0.3, 0.4, 0.2], [0, 0, 0.38268343236508984, 0.9238795325112867], 0.05, 0.3)
+    env.add_box([0.6, 0.0, 0.1], half_extents=[0.2, 0.3, 0.1], name="table")
+    env.add_plane([0, 0, 2.0], -0.1)
+    settings = PlannerSettings(planner="prm", sampler="halton", seed=7, interpolate=64.0, balance=False,
+                               padding=0.01, time_limit=0.0, max_iterations=5000).validated()
+    s = Scene(robot, env, np.zeros(7), [[0.1] * 7, [0.2] * 7], settings, name="mine", robot_spec="panda")
+    for ext in ("yaml", "json"):
+        back = sc.load(sc.save(s, tmp_path / f"s.{ext}"))
+        same_scene(s, back)
+        assert back.settings.planner == "prm" and back.settings.interpolate == 64.0 and back.settings.balance is False
+    text = sc.dumps(s)
+    assert "planner: prm" in text and "range" not in text  # only non-default settings are written
+
+
+def test_mbm_scene_round_trip(tmp_path):
+    (m,) = sc.mbm.load(classes="box", indices=3, mode="reference")
+    back = sc.load(sc.save(m, tmp_path / "box3.yaml"))
+    same_scene(m, back)
+
+
+def test_save_needs_a_robot_spec_and_a_known_extension(tmp_path):
+    s = example_scene("panda_table")
+    anonymous = dataclasses.replace(s, robot_spec=None)
+    with pytest.raises(ValueError, match="robot_spec is not set"):
+        sc.save(anonymous, tmp_path / "x.yaml")
+    with pytest.raises(ValueError, match=r"x\.txt.*use \.yaml, \.yml or \.json"):
+        sc.save(s, tmp_path / "x.txt")
+
+
+def test_goal_and_single_goal_forms(tmp_path):
+    d = base_scene()
+    d["goal"] = d.pop("goals")[0]
+    s = sc.load(write(tmp_path, d))
+    assert s.goals.shape == (1, 7) and np.array_equal(s.goal, d["goal"])
+
+
+def test_yaml_reads_exponents_without_a_dot(tmp_path):
+    p = tmp_path / "e.yaml"
+    d = base_scene()
+    del d["planner"]
+    p.write_text(yaml.safe_dump(d, sort_keys=False) + "planner: {padding: 1e-3, dd_alpha: 2E-4}\n")
+    s = sc.load(p)
+    assert s.settings.padding == 1e-3 and s.settings.dd_alpha == 2e-4
+
+
+def test_robot_override_is_used_as_given(tmp_path):
+    robot = simdplan.robots.load("panda")
+    s = sc.load(sc.example("panda_cage"), robot=robot)
+    assert s.robot is robot and s.robot_spec == "panda"
+
+
+def test_scene_constructor_checks_shapes():
+    robot = simdplan.robots.load("panda")
+    with pytest.raises(ValueError, match=r"start must have shape \(7,\)"):
+        Scene(robot, simdplan.Environment(), np.zeros(6), np.zeros((1, 7)))
+    with pytest.raises(ValueError, match=r"goals must have shape \(m, 7\)"):
+        Scene(robot, simdplan.Environment(), np.zeros(7), np.zeros((0, 7)))
+
+
+# ----------------------------------------------------------------------------- Euler vs quaternion
+
+
+def quat_mul(a, b):
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return [aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz]
+
+
+def euler_to_quat(rx, ry, rz):
+    """Extrinsic x-y-z: q = qz * qy * qx (independent of simdplan's own conversion)."""
+    qx = [math.sin(rx / 2), 0, 0, math.cos(rx / 2)]
+    qy = [0, math.sin(ry / 2), 0, math.cos(ry / 2)]
+    qz = [0, 0, math.sin(rz / 2), math.cos(rz / 2)]
+    return quat_mul(qz, quat_mul(qy, qx))
+
+
+def test_euler_and_quat_give_the_same_scene(tmp_path):
+    angles = [[0.3, -0.7, 1.2], [1.5, 0.2, -2.8], [0.0, 0.0, 0.4]]
+    shapes = [{"type": "box", "position": [0.45, 0.1, 0.45], "half_extents": [0.05, 0.2, 0.1]},
+              {"type": "cylinder", "position": [0.3, -0.35, 0.5], "radius": 0.06, "length": 0.5},
+              {"type": "capsule", "position": [-0.2, 0.4, 0.6], "radius": 0.05, "length": 0.4}]
+    with_euler, with_quat = base_scene(), base_scene()
+    with_euler["obstacles"] = [dict(o, euler=e) for o, e in zip(shapes, angles)]
+    with_quat["obstacles"] = [dict(o, quat=euler_to_quat(*e)) for o, e in zip(shapes, angles)]
+    a = sc.load(write(tmp_path, with_euler, "euler.yaml"))
+    b = sc.load(write(tmp_path, with_quat, "quat.json"))
+    for x, y in zip(a.env, b.env):
+        np.testing.assert_allclose(x.params["rotation"], y.params["rotation"], atol=1e-12)
+    Q = np.random.default_rng(1).uniform(a.robot.lower, a.robot.upper, (500, 7))
+    va = a.robot.is_valid_many(Q, a.env)
+    np.testing.assert_array_equal(va, b.robot.is_valid_many(Q, b.env))
+    assert 0 < va.sum() < len(va)
+
+
+# ----------------------------------------------------------------------------- robots from URDF
+
+
+@pytest.fixture
+def panda_files(tmp_path):
+    """A copy of the built-in panda folder (URDF, SRDF, meshes) under tmp_path/robot_files/panda."""
+    urdf, srdf = simdplan.robots.builtin_paths("panda")
+    dest = tmp_path / "robot_files" / "panda"
+    shutil.copytree(os.path.dirname(urdf), dest)
+    return dest / os.path.basename(urdf), dest / os.path.basename(srdf)
+
+
+def test_relative_urdf_paths_resolve_against_the_scene_file(tmp_path, panda_files, monkeypatch):
+    d = base_scene()
+    d["robot"] = {"urdf": "../robot_files/panda/" + panda_files[0].name,
+                  "srdf": "../robot_files/panda/" + panda_files[1].name}
+    path = write(tmp_path / "scenes", d)
+    monkeypatch.chdir(tmp_path / "robot_files")  # the working folder does not matter
+    s = sc.load(path)
+    builtin = simdplan.robots.load("panda")
+    assert s.robot.joint_names == builtin.joint_names and s.robot.self_collision_pairs == builtin.self_collision_pairs
+    q = np.array(d["start"])
+    np.testing.assert_array_equal(s.robot.fk(q), builtin.fk(q))
+    assert s.robot_spec == d["robot"]
+    # saved elsewhere, the paths are rewritten relative to the new file
+    os.makedirs(tmp_path / "elsewhere" / "deeper")
+    out = sc.save(s, tmp_path / "elsewhere" / "deeper" / "copy.yaml")
+    with open(out) as f:
+        robot = yaml.safe_load(f)["robot"]
+    assert robot["urdf"] == os.path.join("..", "..", "robot_files", "panda", panda_files[0].name)
+    back = sc.load(out)
+    same_scene(s, back)
+    np.testing.assert_array_equal(back.robot.fk(q), builtin.fk(q))
+
+
+def test_urdf_robot_options(tmp_path, panda_files):
+    pose = np.eye(4)
+    pose[:3, 3] = [0.1, -0.2, 0.3]
+    d = base_scene()
+    d["robot"] = {"urdf": str(panda_files[0]), "srdf": str(panda_files[1]),
+                  "joints": [f"panda_joint{i}" for i in range(1, 7)], "fixed_joint_values": {"panda_joint7": 0.5},
+                  "base_pose": pose.tolist()}
+    d["start"] = d["start"][:6]
+    d["goals"] = [g[:6] for g in d["goals"]]
+    s = sc.load(write(tmp_path, d))
+    assert s.robot.dof == 6 and s.start.shape == (6,)
+    builtin = simdplan.robots.load("panda")
+    np.testing.assert_allclose(s.robot.fk(s.start)[:, :3], builtin.fk(np.r_[s.start, 0.5])[:, :3] + [0.1, -0.2, 0.3],
+                               atol=1e-5)
+    os.makedirs(tmp_path / "sub")
+    back = sc.load(sc.save(s, tmp_path / "sub" / "x.json"))
+    same_scene(s, back)
+    assert back.robot_spec["base_pose"] == pose.tolist()
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def base_scene() -> dict:
+    """A small valid panda scene as plain data: obstacles[0] box, [1] sphere, [2] cylinder, [3] plane."""
+    return {
+        "name": "t",
+        "robot": "panda",
+        "obstacles": [
+            {"type": "box", "name": "table", "position": [0.6, 0.0, 0.1], "half_extents": [0.2, 0.4, 0.1]},
+            {"type": "sphere", "position": [0.0, 0.6, 0.5], "radius": 0.1},
+            {"type": "cylinder", "position": [-0.5, 0.0, 0.3], "quat": [0, 0, 0, 1], "radius": 0.05, "length": 0.6},
+            {"type": "plane", "normal": [0, 0, 1], "offset": -0.04},
+        ],
+        "start": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
+        "goals": [[0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7], [-0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]],
+        "planner": {"planner": "rrtc", "seed": 3},
+    }
+
+
+def write(folder, data, name="scene.yaml") -> str:
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        if name.endswith(".json"):
+            json.dump(data, f)
+        else:
+            yaml.safe_dump(data, f, sort_keys=False)
+    return path
+
+
+def test_base_scene_loads(tmp_path):
+    s = sc.load(write(tmp_path, base_scene()))
+    assert len(s.env) == 4 and s.settings.seed == 3 and s.name == "t"
+
+
+def _set(path, value):
+    """A mutation of base_scene: set the value at a key path (a list of keys/indices)."""
+    def mutate(d):
+        for k in path[:-1]:
+            d = d[k]
+        d[path[-1]] = value
+    return mutate
+
+
+def _drop(path):
+    def mutate(d):
+        for k in path[:-1]:
+            d = d[k]
+        del d[path[-1]]
+    return mutate
+
+
+NAN = float("nan")
+
+# (id, mutation of base_scene, expected key path, words the message must contain)
+BAD = [
+    ("missing robot", _drop(["robot"]), "robot", "missing"),
+    ("missing start", _drop(["start"]), "start", "missing"),
+    ("missing goals", _drop(["goals"]), "goals", "missing"),
+    ("unknown top key", _set(["strat"], []), "strat",
+     "unknown key (did you mean 'start'?); allowed: name, description, robot, obstacles, start, goals, goal, planner"),
+    ("goal and goals", _set(["goal"], [0.0] * 7), "goal", "not both"),
+    ("goals flat", _set(["goals"], [0.0] * 7), "goals", "list of lists"),
+    ("goals empty", _set(["goals"], []), "goals", "non-empty"),
+    ("start text", _set(["start"], "home"), "start", "must be a list of 7 joint values, got a string 'home'"),
+    ("start short", _set(["start"], [0.0] * 6), "start", "has 6 values but robot 'panda' has 7 joints"),
+    ("goal long", _set(["goals", 1], [0.0] * 8), "goals[1]", "has 8 values"),
+    ("start nan", _set(["start", 2], NAN), "start[2]", "must be finite"),
+    ("start bool", _set(["start", 0], True), "start[0]", "must be a number, got a boolean"),
+    ("goal text", _set(["goals", 0, 3], "x"), "goals[0][3]", "must be a number"),
+    ("unknown robot", _set(["robot"], "pand"), "robot", "unknown robot 'pand' (did you mean 'panda'?)"),
+    ("robot number", _set(["robot"], 5), "robot", "built-in robot name"),
+    ("robot without urdf", _set(["robot"], {"srdf": "x.srdf"}), "robot.urdf", "missing"),
+    ("robot unknown key", _set(["robot"], {"urdf": "x.urdf", "mesh": 1}), "robot.mesh", "unknown key"),
+    ("obstacles not list", _set(["obstacles"], {"type": "box"}), "obstacles", "must be a list"),
+    ("obstacle not mapping", _set(["obstacles", 1], [1, 2]), "obstacles[1]", "must be a mapping"),
+    ("no type", _drop(["obstacles", 1, "type"]), "obstacles[1].type", "missing"),
+    ("unknown type", _set(["obstacles", 1, "type"], "pointcloud"), "obstacles[1].type",
+     "unknown obstacle type 'pointcloud'; supported: sphere, capsule, cylinder, box, plane"),
+    ("unknown obstacle key", _set(["obstacles", 0, "radius"], 0.1), "obstacles[0].radius", "unknown key for a box"),
+    ("missing half_extents", _drop(["obstacles", 0, "half_extents"]), "obstacles[0].half_extents", "missing"),
+    ("half_extents length", _set(["obstacles", 0, "half_extents"], [0.1, 0.2]), "obstacles[0].half_extents",
+     "must have 3 values, got 2"),
+    ("negative half_extents", _set(["obstacles", 0, "half_extents", 1], -0.4), "obstacles[0].half_extents", "> 0"),
+    ("negative radius", _set(["obstacles", 1, "radius"], -0.1), "obstacles[1].radius", "> 0"),
+    ("radius text", _set(["obstacles", 1, "radius"], "big"), "obstacles[1].radius", "must be a number, got a string"),
+    ("position nan", _set(["obstacles", 1, "position", 0], NAN), "obstacles[1].position[0]", "must be finite"),
+    ("zero cylinder", _set(["obstacles", 2, "length"], 0.0), "obstacles[2].length", "> 0"),
+    ("bad quat", _set(["obstacles", 2, "quat"], [0, 0, 0, 2]), "obstacles[2].quat", "unit quaternion"),
+    ("quat and euler", _set(["obstacles", 2, "euler"], [0, 0, 0]), "obstacles[2]", "not both"),
+    ("zero normal", _set(["obstacles", 3, "normal"], [0, 0, 0]), "obstacles[3].normal", "non-zero"),
+    ("name not text", _set(["obstacles", 3, "name"], 3), "obstacles[3].name", "must be a string"),
+    ("unknown setting", _set(["planner", "seeed"], 1), "planner.seeed",
+     "unknown planner setting (did you mean 'seed'?)"),
+    ("bad planner", _set(["planner", "planner"], "astar"), "planner.planner", "must be one of rrtc"),
+    ("negative time", _set(["planner", "time_limit"], -1.0), "planner.time_limit", ">= 0"),
+    ("bool as text", _set(["planner", "balance"], "yes"), "planner.balance", "must be true/false"),
+    ("int not integral", _set(["planner", "max_iterations"], 10.5), "planner.max_iterations", "integer"),
+    ("null setting", _set(["planner", "seed"], None), "planner.seed", "must not be null"),
+    ("planner not mapping", _set(["planner"], "rrtc"), "planner", "must be a mapping"),
+    ("name number", _set(["name"], 3), "name", "must be a string"),
+]
+
+
+@pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
+@pytest.mark.parametrize("ext", ["yaml", "json"])
+def test_bad_scene_names_file_and_key(tmp_path, case, ext):
+    _, mutate, key, words = case
+    d = base_scene()
+    mutate(d)
+    path = write(tmp_path, d, f"bad.{ext}")
+    with pytest.raises(SceneError) as info:
+        sc.load(path)
+    err = info.value
+    assert (err.file, err.key) == (path, key), str(err)
+    assert str(err).startswith(f"{path}: {key}: "), str(err)
+    assert words in str(err), str(err)
+
+
+@pytest.mark.parametrize("text, ext, words", [
+    ("robot: panda\nstart: [0, 0\n", "yaml", "malformed YAML at line 3"),
+    ("robot: panda\n  start: 1\n", "yaml", "malformed YAML at line 2"),
+    ("robot: panda\nrobot: ur5\nstart: []\n", "yaml", "duplicate key 'robot'"),
+    ('{"robot": "panda", "start": [0, 0}', "json", "malformed JSON at line 1"),
+    ('{"robot": "panda", "robot": "ur5"}', "json", "duplicate key 'robot'"),
+    ("", "yaml", "the file is empty"),
+    ("- robot\n- start\n", "yaml", "(top level): must be a mapping"),
+])
+def test_malformed_files(tmp_path, text, ext, words):
+    path = tmp_path / f"bad.{ext}"
+    path.write_text(text)
+    with pytest.raises(SceneError) as info:
+        sc.load(path)
+    assert str(info.value).startswith(str(path)) and words in str(info.value), str(info.value)
+
+
+def test_missing_files(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(FileNotFoundError, match="scene file not found") as info:
+        sc.load(missing)
+    assert str(missing) in str(info.value)
+    d = base_scene()
+    d["robot"] = {"urdf": "robots/mine.urdf"}
+    path = write(tmp_path, d)
+    with pytest.raises(FileNotFoundError) as info:
+        sc.load(path)
+    msg = str(info.value)
+    assert path in msg and "robot.urdf" in msg and str(tmp_path / "robots" / "mine.urdf") in msg
+    (tmp_path / "x.txt").write_text("robot: panda\n")
+    with pytest.raises(SceneError, match=r"unknown scene file extension '\.txt'"):
+        sc.load(tmp_path / "x.txt")
+
+
+@pytest.mark.parametrize("robot, key, words", [
+    ({"joints": ["panda_joint1", "panda_jointX"]}, "robot.joints", "panda_jointX"),
+    ({"base_pose": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}, "robot.base_pose", "4x4 matrix"),
+    ({"base_pose": (2 * np.eye(4)).tolist()}, "robot.base_pose", "not a proper rotation"),
+    ({"joints": [f"panda_joint{i}" for i in range(1, 7)], "fixed_joint_values": {"panda_joint7": 9.0}},
+     "robot.fixed_joint_values", "outside its limits"),
+    ({"fixed_joint_values": {"panda_joint7": "a"}}, "robot.fixed_joint_values.panda_joint7", "must be a number"),
+])
+def test_bad_urdf_robot_entries(tmp_path, panda_files, robot, key, words):
+    d = base_scene()
+    d["robot"] = {"urdf": str(panda_files[0]), **robot}
+    path = write(tmp_path, d)
+    with pytest.raises(SceneError) as info:
+        sc.load(path)
+    assert info.value.key == key and words in str(info.value) and path in str(info.value), str(info.value)
+
+
+def test_malformed_urdf_is_reported_at_robot_urdf(tmp_path):
+    (tmp_path / "broken.urdf").write_text("<robot name='x'><link name='a'>")
+    d = base_scene()
+    d["robot"] = {"urdf": "broken.urdf"}
+    with pytest.raises(SceneError) as info:
+        sc.load(write(tmp_path, d))
+    assert info.value.key == "robot.urdf" and "broken.urdf" in str(info.value)
