@@ -134,3 +134,11 @@ def test_unknown_env_value_can_be_caught(tmp_path):
     proc = run_python(code, tmp_path, "bogus")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("caught:") and "bogus" in proc.stdout
+
+
+def test_subpackages_are_attributes_after_a_bare_import():
+    """The README's examples use simdplan.scenes / .robots / .planner / .collision after `import simdplan`."""
+    code = ("import simdplan; print(all(hasattr(simdplan, n) for n in ('scenes', 'robots', 'planner', 'collision', "
+            "'plan', 'Environment', 'Robot')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
