@@ -36,6 +36,7 @@ import numpy as np
 
 import simdplan
 from simdplan import Environment, robots, scenes
+from simdplan._runtime import cpu_model
 
 SCENES = ("bookshelf_small", "bookshelf_tall", "bookshelf_thin", "cage")
 PROBLEM_INDEX = 1
@@ -68,17 +69,6 @@ ROW_ANCHORS = {
 # ----------------------------------------------------------------------------- helpers
 def log(msg: str) -> None:
     print(f"[bench_core {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def cpu_flags() -> list[str]:

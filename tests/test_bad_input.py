@@ -18,17 +18,6 @@ from simdplan import robots as sp_robots
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.fixture(params=simdplan.available_isas())
-def each_isa(request):
-    """Runs the test once per ISA this machine runs; restores the ISA afterwards."""
-    before = simdplan.isa()
-    simdplan.set_isa(request.param)
-    try:
-        yield request.param
-    finally:
-        simdplan.set_isa(before)
-
-
 @pytest.fixture(scope="module")
 def panda():
     return sp_robots.load("panda")
@@ -219,7 +208,7 @@ def strided_views(Q: np.ndarray) -> dict[str, np.ndarray]:
     return views
 
 
-def test_non_contiguous_batches(each_isa, panda, scene):
+def test_non_contiguous_batches(isa, panda, scene):
     Q = random_q(panda, 300, seed=2)
     ref_valid = panda.is_valid_many(np.ascontiguousarray(Q), scene)
     ref_pad = panda.is_valid_many(np.ascontiguousarray(Q), scene, padding=0.02)
@@ -251,7 +240,7 @@ def strided_vectors(q: np.ndarray) -> dict[str, np.ndarray]:
     return views
 
 
-def test_non_contiguous_vectors(each_isa, panda, scene):
+def test_non_contiguous_vectors(isa, panda, scene):
     Q = random_q(panda, 40, seed=3)
     for i in range(len(Q) - 1):
         q, q1 = Q[i], Q[i + 1]
@@ -688,7 +677,7 @@ def test_bad_robot_resolution(tmp_path, resolution):
 # ----------------------------------------------------------------------------- big robots do not overflow anything
 
 
-def test_robot_with_more_than_64_joints(each_isa, tmp_path):
+def test_robot_with_more_than_64_joints(isa, tmp_path):
     n = 70
     parts = [link(f"l{i}", [(0.05, 0, 0, 0.01)]) for i in range(n + 1)]
     parts += [joint(f"j{i}", "revolute", f"l{i}", f"l{i + 1}", xyz="0.05 0 0", limit=(-0.1, 0.1)) for i in range(n)]

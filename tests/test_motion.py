@@ -19,17 +19,6 @@ from simdplan import Environment, Robot
 from simdplan import robots as sp_robots
 
 
-@pytest.fixture(params=simdplan.available_isas())
-def each_isa(request):
-    """Runs the test once per ISA this machine runs; restores the ISA afterwards."""
-    before = simdplan.isa()
-    simdplan.set_isa(request.param)
-    try:
-        yield request.param
-    finally:
-        simdplan.set_isa(before)
-
-
 @pytest.fixture(scope="module")
 def panda():
     return sp_robots.load("panda")
@@ -128,7 +117,7 @@ def test_robot_resolution_is_the_default():
 # ----------------------------------------------------------------------------- agreement with is_valid_many
 
 
-def test_discrete_link_agrees_with_every_sample(each_isa, panda):
+def test_discrete_link_agrees_with_every_sample(isa, panda):
     env = panda_scene()
     rng = np.random.default_rng(20)
     edges = random_edges(panda, env, rng, 400)
@@ -140,13 +129,13 @@ def test_discrete_link_agrees_with_every_sample(each_isa, panda):
         assert n == expected_n(q0, q1, res)
         ref = bool(panda.is_valid_many(samples(q0, q1, n), env, padding=padding).all())
         got = panda.is_motion_valid(q0, q1, env, resolution=res, padding=padding)
-        assert got == ref, (each_isa, k, q0.tolist(), q1.tolist(), res, padding)
+        assert got == ref, (isa, k, q0.tolist(), q1.tolist(), res, padding)
         outcomes.append(got)
     # the scene makes both outcomes common
     assert 0.15 < np.mean(outcomes) < 0.9
 
 
-def test_discrete_link_default_resolution_agrees(each_isa, panda):
+def test_discrete_link_default_resolution_agrees(isa, panda):
     env = panda_scene()
     rng = np.random.default_rng(21)
     for q0, q1 in random_edges(panda, env, rng, 60):
@@ -156,7 +145,7 @@ def test_discrete_link_default_resolution_agrees(each_isa, panda):
         assert panda.is_motion_valid(q0, q1, env, resolution=None) == ref
 
 
-def test_discrete_link_is_symmetric(each_isa, panda):
+def test_discrete_link_is_symmetric(isa, panda):
     env = panda_scene()
     rng = np.random.default_rng(22)
     for q0, q1 in random_edges(panda, env, rng, 60):
@@ -194,7 +183,7 @@ def three_dof_robot() -> Robot:
     return Robot(RobotDescription("three", links, joints, "a"))
 
 
-def test_only_colliding_sample_anywhere_on_the_edge(each_isa):
+def test_only_colliding_sample_anywhere_on_the_edge(isa):
     # For every sample count n and every position k, an obstacle that only sample k touches makes the
     # edge invalid; this walks every lane / chunk slot of the check's sample order.
     robot = slider_robot(radius=0.01)
@@ -211,13 +200,13 @@ def test_only_colliding_sample_anywhere_on_the_edge(each_isa):
             S = samples([0.0], [1.0], n)
             hit = ~robot_n.is_valid_many(S, env)
             assert hit.tolist() == [i == k for i in range(n + 1)], (n, k)
-            assert not robot_n.is_motion_valid([0.0], [1.0], env, resolution=float(n)), (each_isa, n, k)
-            assert not robot_n.is_motion_valid([1.0], [0.0], env, resolution=float(n)), (each_isa, n, k)
+            assert not robot_n.is_motion_valid([0.0], [1.0], env, resolution=float(n)), (isa, n, k)
+            assert not robot_n.is_motion_valid([1.0], [0.0], env, resolution=float(n)), (isa, n, k)
             # an obstacle exactly between two samples is missed: that is what discrete means
             if k < n:
                 gap = Environment()
                 gap.add_sphere([(k + 0.5) / n, 0.0, 0.0], r)
-                assert robot_n.is_motion_valid([0.0], [1.0], gap, resolution=float(n)), (each_isa, n, k)
+                assert robot_n.is_motion_valid([0.0], [1.0], gap, resolution=float(n)), (isa, n, k)
 
 
 def _single_hit_scene(robot: Robot, q0, q1, n: int, k: int):
@@ -237,7 +226,7 @@ def _single_hit_scene(robot: Robot, q0, q1, n: int, k: int):
 
 
 @pytest.mark.parametrize("where", ["start", "middle", "end"])
-def test_panda_edge_with_a_single_colliding_sample(each_isa, panda, where):
+def test_panda_edge_with_a_single_colliding_sample(isa, panda, where):
     rng = np.random.default_rng(30)
     found = 0
     for _ in range(50):
@@ -263,7 +252,7 @@ def test_panda_edge_with_a_single_colliding_sample(each_isa, panda, where):
 # ----------------------------------------------------------------------------- limits and degenerate edges
 
 
-def test_edge_with_an_endpoint_out_of_limits_is_invalid(each_isa, panda):
+def test_edge_with_an_endpoint_out_of_limits_is_invalid(isa, panda):
     q_in = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
     assert panda.is_valid(q_in)
     for j in range(7):
@@ -277,7 +266,7 @@ def test_edge_with_an_endpoint_out_of_limits_is_invalid(each_isa, panda):
             assert panda.is_motion_valid(q_out, q_out) is False
 
 
-def test_edge_ending_exactly_on_a_limit_is_valid(each_isa):
+def test_edge_ending_exactly_on_a_limit_is_valid(isa):
     robot = slider_robot()
     assert robot.is_motion_valid([-1.0], [2.0])
     assert robot.is_motion_valid([2.0], [-1.0], resolution=100.0)
@@ -285,7 +274,7 @@ def test_edge_ending_exactly_on_a_limit_is_valid(each_isa):
     assert not robot.is_motion_valid([-1.0 - 1e-6], [0.0])
 
 
-def test_zero_length_edge_equals_is_valid(each_isa, panda):
+def test_zero_length_edge_equals_is_valid(isa, panda):
     env = panda_scene()
     rng = np.random.default_rng(40)
     Q = rng.uniform(panda.lower - 0.2, panda.upper + 0.2, size=(300, 7))  # some out of limits
@@ -297,7 +286,7 @@ def test_zero_length_edge_equals_is_valid(each_isa, panda):
     assert 0 < vals.mean() < 1
 
 
-def test_continuous_joint_edges_interpolate_the_raw_values(each_isa):
+def test_continuous_joint_edges_interpolate_the_raw_values(isa):
     # A 1-dof arm on a continuous joint: sphere at radius 1; obstacle at angle 0.
     from simdplan.robots.description import JointDesc, LinkDesc, RobotDescription
 
@@ -324,7 +313,7 @@ def test_continuous_joint_edges_interpolate_the_raw_values(each_isa):
         robot.is_valid_many(samples([100.5], [105.5], robot.motion_samples([100.5], [105.5])), env).all())
 
 
-def test_motion_padding(each_isa):
+def test_motion_padding(isa):
     robot = slider_robot(radius=0.05)
     env = Environment()
     env.add_sphere([0.5, 0.3, 0.0], 0.2)  # 0.05 clearance from the line the sphere slides along

@@ -7,6 +7,7 @@ A forced level the CPU or this build cannot run is an error, never a silent fall
 from __future__ import annotations
 
 import os
+import platform
 
 from simdplan import _core
 
@@ -43,6 +44,18 @@ def available_isas() -> list[str]:
     return list(_core.available_isas())
 
 
+def cpu_model() -> str:
+    """The CPU's model name (from /proc/cpuinfo where there is one)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def info() -> dict:
     """What the core runs on: ISA in use, lanes per vector, compiled and runnable ISAs, version."""
     from simdplan import __version__
@@ -54,6 +67,7 @@ def info() -> dict:
         "available_isas": list(_core.available_isas()),
         "compiled_isas": list(_core.compiled_isas()),
         "forced_by_env": os.environ.get(_ISA_ENV) or None,
+        "cpu": cpu_model(),
     }
 
 

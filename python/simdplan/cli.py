@@ -34,6 +34,12 @@ import time
 
 import numpy as np
 
+def cpu_model() -> str:
+    from simdplan._runtime import cpu_model as model  # lazy: argument errors stay fast
+
+    return model()
+
+
 # Independent re-check of returned paths: this many times the planner's edge resolution.
 VERIFY_FACTOR = 10
 # Path endpoints must equal the start / a goal to this (joint units).
@@ -137,17 +143,6 @@ def _jsonable(v):
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 def machine_info() -> dict:
