@@ -3,8 +3,11 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <chrono>
+
 #include "arrays.hh"
 #include "planning.hh"
+#include "simdplan/planner/nearest.hh"
 
 namespace simdplan::bind {
 
@@ -58,6 +61,41 @@ std::vector<double> start_of(const InArray& q, int32_t dof) {
 }  // namespace
 
 void bind_planner(nb::module_& m) {
+  // For tests and benchmarks of the planners' nearest-neighbour structure: inserts the points one
+  // by one (as a tree grows), then answers every query. index_from: size at which the k-d tree
+  // starts (a huge value gives pure brute force).
+  m.def(
+      "nearest_neighbors",
+      [](const InArray& points, const InArray& queries, int64_t index_from) {
+        if (points.ndim() != 2 || queries.ndim() != 2 || points.shape(1) != queries.shape(1))
+          throw std::invalid_argument("points and queries must be (n, dof) and (m, dof) with the same dof");
+        if (index_from < 1) throw std::invalid_argument("index_from must be >= 1");
+        const int32_t dof = int32_t(points.shape(1));
+        const Strided p = as_batch(points, dof, "points"), q = as_batch(queries, dof, "queries");
+        planner::NearestNeighbors nn(dof, int32_t(std::min<int64_t>(index_from, INT32_MAX)));
+        std::vector<float> row(dof);
+        int32_t* idx;
+        float* d2;
+        auto out_i = new_array<int32_t>({size_t(q.rows)}, &idx);
+        auto out_d = new_array<float>({size_t(q.rows)}, &d2);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t r = 0; r < p.rows; ++r) {
+          for (int32_t j = 0; j < dof; ++j) row[j] = float(p.data[r * p.row_stride + j * p.col_stride]);
+          nn.add(row.data());
+        }
+        const auto t1 = std::chrono::steady_clock::now();
+        for (int64_t r = 0; r < q.rows; ++r) {
+          for (int32_t j = 0; j < dof; ++j) row[j] = float(q.data[r * q.row_stride + j * q.col_stride]);
+          const auto [i, d] = nn.nearest(row.data());
+          idx[r] = i;
+          d2[r] = d;
+        }
+        const auto t2 = std::chrono::steady_clock::now();
+        const auto ns = [](auto a, auto b) { return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count(); };
+        return nb::make_tuple(out_i, out_d, ns(t0, t1), ns(t1, t2), nn.indexed());
+      },
+      nb::arg("points"), nb::arg("queries"), nb::arg("index_from"));
+
   nb::enum_<Sampler>(m, "Sampler").value("uniform", Sampler::kUniform).value("halton", Sampler::kHalton);
   nb::class_<PlannerSettings>(m, "PlannerSettings")
       .def(nb::init<>())

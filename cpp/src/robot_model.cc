@@ -193,18 +193,19 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
   const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
   if (!ok0 || !ok1) return false;  // limits form a box, so the segment is in limits iff both ends are
   // Rake order: chunk c holds samples c, c + P, c + 2P, ... (P chunks of W lanes), so the first
-  // chunk already spans the whole edge and a collision anywhere is found early.
+  // chunk already spans the whole edge and a collision anywhere is found early. Chunks are built
+  // and checked one at a time, so an edge that fails early costs only what it checked.
   const int64_t W = k.lanes;
   const int64_t P = (n + 1 + W - 1) / W;
   std::vector<float>& buf = row_buffer();
-  buf.resize(size_t(P * W) * std::max(a_.dof, 1));
-  std::vector<uint8_t> free(size_t(P * W), 1);
+  buf.resize(size_t(W) * std::max(a_.dof, 1));
+  float* s = scratch(k.scratch_floats(&view_));
   for (int64_t c = 0; c < P; ++c) {
     for (int64_t l = 0; l < W; ++l) {
       int64_t i = c + P * l;
       if (i > n) i = c;  // short chunk: repeat its first sample
       const double t = double(i) / double(n);
-      float* row = buf.data() + (c * W + l) * a_.dof;
+      float* row = buf.data() + l * a_.dof;
       for (int32_t j = 0; j < a_.dof; ++j) {
         const double v0 = q0.data[j * q0.col_stride], v1 = q1.data[j * q1.col_stride];
         double v = v0 + t * (v1 - v0);
@@ -212,8 +213,11 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
         row[j] = static_cast<float>(v);
       }
     }
+    uint8_t free[64];
+    std::fill(free, free + W, uint8_t(1));
+    if (!k.check(&view_, &env.view(), buf.data(), W, padding, true, free, s)) return false;
   }
-  return k.check(&view_, &env.view(), buf.data(), P * W, padding, true, free.data(), scratch(k.scratch_floats(&view_)));
+  return true;
 }
 
 void RobotModel::fk_spheres(const Strided& q, float* out) const {

@@ -28,7 +28,7 @@ struct PlannerSettings {
 
 struct PlannerStats {
   int64_t iterations = 0;
-  int64_t collision_checks = 0;  // configurations submitted to the kernels (a Link counts all its samples)
+  int64_t collision_checks = 0;  // configurations checked (a Link counts the samples of the chunks it reached)
   int64_t edge_checks = 0;       // Link calls
   int64_t tree_nodes = 0;
   int64_t planning_time_ns = 0;
