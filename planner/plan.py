@@ -45,6 +45,7 @@ def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
     c.prm_neighbors = s.prm_neighbors
     c.simplify = s.simplify
     c.simplify_iterations = s.simplify_iterations
+    c.smooth_passes = s.smooth_passes
     c.interpolate = 0.0 if s.interpolate is None else s.interpolate
     c.padding = s.padding
     return c

@@ -31,6 +31,9 @@ class PlannerSettings:
     simplify: shortcut, reduce vertices and smooth the path (every new edge is checked).
     simplify_iterations: random shortcut attempts (30: on the MotionBenchMaker panda set, 20 already gave a
       median cost of 4.85 rad and 50 gave 4.77 at 1.5x the simplification time).
+    smooth_passes: Laplacian smoothing passes after shortcutting (1: on the MotionBenchMaker panda
+      set, 0 / 1 / 3 passes gave median costs 4.90 / 4.85 / 4.83 rad, and 50 / 71 / 94 of 699 paths
+      grazed an obstacle between samples when re-checked at 10x; each pass also costs time).
     interpolate: if set, the returned path is resampled so consecutive waypoints are at most
       1 / interpolate apart (samples per unit joint distance); None keeps the waypoints.
     padding: inflates robot spheres (metres) for every check of this plan.
@@ -52,6 +55,7 @@ class PlannerSettings:
     prm_neighbors: int = 10
     simplify: bool = True
     simplify_iterations: int = 30
+    smooth_passes: int = 1
     interpolate: float | None = None
     padding: float = 0.0
 
@@ -65,6 +69,7 @@ class PlannerSettings:
         s.seed = _int(s.seed, "seed", 0, 2**63 - 1)
         s.max_iterations = _int(s.max_iterations, "max_iterations", 1, 10**12)
         s.simplify_iterations = _int(s.simplify_iterations, "simplify_iterations", 0, 10**9)
+        s.smooth_passes = _int(s.smooth_passes, "smooth_passes", 0, 1000)
         s.prm_neighbors = _int(s.prm_neighbors, "prm_neighbors", 1, 10**6)
         s.time_limit = _num(s.time_limit, "time_limit", 0.0, allow_zero=True)
         s.range = 1.0 if s.range is None else _num(s.range, "range", 0.0)

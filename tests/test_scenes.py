@@ -108,7 +108,12 @@ def test_schema_is_draft_2020_12_and_lists_every_type_and_setting():
     kinds = [rule["if"]["properties"]["type"]["const"] for rule in schema["$defs"]["obstacle"]["allOf"]]
     assert tuple(kinds) == sc.OBSTACLE_TYPES
     # the planner section lists exactly the PlannerSettings fields (update schema.json with the dataclass)
-    assert set(schema["$defs"]["planner"]["properties"]) == {f.name for f in dataclasses.fields(PlannerSettings)}
+    props = schema["$defs"]["planner"]["properties"]
+    assert set(props) == {f.name for f in dataclasses.fields(PlannerSettings)}
+    # and documents the same defaults
+    for f in dataclasses.fields(PlannerSettings):
+        if "default" in props[f.name]:
+            assert props[f.name]["default"] == f.default, f.name
 
 
 def test_examples_and_saved_files_validate_against_the_schema(tmp_path):

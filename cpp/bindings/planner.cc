@@ -114,6 +114,7 @@ void bind_planner(nb::module_& m) {
       .def_rw("prm_neighbors", &PlannerSettings::prm_neighbors)
       .def_rw("simplify", &PlannerSettings::simplify)
       .def_rw("simplify_iterations", &PlannerSettings::simplify_iterations)
+      .def_rw("smooth_passes", &PlannerSettings::smooth_passes)
       .def_rw("interpolate", &PlannerSettings::interpolate)
       .def_rw("padding", &PlannerSettings::padding);
 

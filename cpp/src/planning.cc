@@ -50,7 +50,7 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
   if (s.simplify) {
     simp.reduce_vertices(path);
     simp.shortcut(path, s.simplify_iterations);
-    simp.smooth(path, 3);
+    simp.smooth(path, s.smooth_passes);
     simp.reduce_vertices(path);
   }
   if (s.interpolate > 0) out.interpolated = simp.interpolate(path, s.interpolate);

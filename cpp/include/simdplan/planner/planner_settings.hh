@@ -22,6 +22,7 @@ struct PlannerSettings {
   int32_t prm_neighbors = 10;
   bool simplify = true;
   int32_t simplify_iterations = 30;
+  int32_t smooth_passes = 1;
   double interpolate = 0.0;  // > 0: resample the output to this many waypoints per unit distance
   float padding = 0.0f;
 };
