@@ -68,13 +68,13 @@ def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.n
     if not np.all(np.isfinite(start)) or not np.all(np.isfinite(goals)):
         raise ValueError("start and goals must be finite")
     wrap = robot._program.wrap.astype(bool)
-    for q in (start, *goals):
-        q[wrap] = np.remainder(q[wrap] + np.pi, 2 * np.pi) - np.pi
+    if wrap.any():
+        start[wrap] = np.remainder(start[wrap] + np.pi, 2 * np.pi) - np.pi
+        goals[:, wrap] = np.remainder(goals[:, wrap] + np.pi, 2 * np.pi) - np.pi
     ok = robot.is_valid_many(np.vstack([start, goals]), env, padding)
-    for k, (what, q) in enumerate([("start", start)] +
-                                  [(f"goal {i}" if len(goals) > 1 else "goal", g) for i, g in enumerate(goals)]):
-        if ok[k]:
-            continue
+    for k in np.flatnonzero(~ok):
+        what = "start" if k == 0 else (f"goal {k - 1}" if len(goals) > 1 else "goal")
+        q = start if k == 0 else goals[k - 1]
         # PERF: the full contact report is ~100x a check; it runs only to explain a failure
         problems = robot.why_invalid(q, env, padding)
         shown = "; ".join(str(p) for p in problems[:3]) or "in collision"
