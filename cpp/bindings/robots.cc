@@ -58,12 +58,6 @@ void bind_robots(nb::module_& m) {
           },
           nb::arg("env"), nb::arg("q"), nb::arg("padding"))
       .def(
-          "is_valid_lanes",
-          [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
-            return r.is_valid_lanes(env, as_vector(q, r.dof(), "q"), padding);
-          },
-          nb::arg("env"), nb::arg("q"), nb::arg("padding"))
-      .def(
           "is_valid_many",
           [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
             const Strided s = as_batch(q, r.dof(), "Q");

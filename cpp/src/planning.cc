@@ -23,16 +23,16 @@ int64_t ns_since(Clock::time_point t0) {
 }
 
 // Joint limits as float, rounded inward so every float inside them is inside the double limits.
-void float_limits(const RobotModel& r, std::vector<float>& lo, std::vector<float>& hi) {
-  lo.resize(r.dof());
-  hi.resize(r.dof());
+std::vector<float> float_limits(const RobotModel& r, bool upper) {
+  std::vector<float> out(r.dof());
   for (int32_t j = 0; j < r.dof(); ++j) {
-    float l = static_cast<float>(r.lower()[j]), u = static_cast<float>(r.upper()[j]);
-    if (double(l) < r.lower()[j]) l = std::nextafter(l, HUGE_VALF);
-    if (double(u) > r.upper()[j]) u = std::nextafter(u, -HUGE_VALF);
-    lo[j] = l;
-    hi[j] = u;
+    const double v = upper ? r.upper()[j] : r.lower()[j];
+    float f = static_cast<float>(v);
+    if (!upper && double(f) < v) f = std::nextafter(f, HUGE_VALF);
+    if (upper && double(f) > v) f = std::nextafter(f, -HUGE_VALF);
+    out[j] = f;
   }
+  return out;
 }
 
 std::vector<float> to_float(const double* v, size_t n) { return std::vector<float>(v, v + n); }
@@ -73,8 +73,7 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
                 const double* goals, int32_t n_goals, const PlannerSettings& s) {
   check_problem(robot, s, n_goals);
   const int32_t dof = robot.dof();
-  std::vector<float> lo, hi;
-  float_limits(robot, lo, hi);
+  const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   PlanOutput out;
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats);
   std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
@@ -100,29 +99,27 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
 }
 
 PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const PlannerSettings& settings)
-    : robot_(robot), env_(env), settings_(settings), roadmap_(robot.dof()),
-      sampler_(settings.sampler, settings.seed, {}, {}) {
-  std::vector<float> lo, hi;
-  float_limits(robot, lo, hi);
-  sampler_ = planner::ConfigSampler(settings.sampler, settings.seed, lo, hi);
-}
+    : robot_(robot),
+      env_(env),
+      settings_(settings),
+      lower_(float_limits(robot, false)),
+      upper_(float_limits(robot, true)),
+      roadmap_(robot.dof()),
+      sampler_(settings.sampler, settings.seed, lower_, upper_) {}
 
 int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
-  std::vector<float> lo, hi;
-  float_limits(robot_, lo, hi);
   PlannerStats stats;
-  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lo, hi, stats);
+  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_, stats);
   return roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, planner::Deadline(time_limit));
 }
 
 PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s) {
   check_problem(robot_, s, n_goals);
-  std::vector<float> lo, hi;
-  float_limits(robot_, lo, hi);
   PlanOutput out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
-  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lo, hi, out.stats);
+  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
+                out.stats);
   const int32_t dof = robot_.dof();
   std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
   check.clamp(q0.data());

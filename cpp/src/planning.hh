@@ -38,6 +38,7 @@ class PrmSession {
   const RobotModel& robot_;
   const Environment& env_;
   planner::PlannerSettings settings_;
+  std::vector<float> lower_, upper_;  // float limits, rounded inward
   planner::Roadmap roadmap_;
   planner::ConfigSampler sampler_;
 };

@@ -146,14 +146,6 @@ bool RobotModel::is_valid(const Environment& env, const Strided& q, float paddin
   return k.check_one(&view_, &env.view(), qf, padding, scratch(k.one_scratch_floats(&view_)));
 }
 
-bool RobotModel::is_valid_lanes(const Environment& env, const Strided& q, float padding) const {
-  const KernelTable& k = active();
-  std::vector<float> qf(std::max(a_.dof, 1));
-  if (!convert_row(q, 0, qf.data(), "q")) return false;
-  uint8_t free = 1;
-  return k.check(&view_, &env.view(), qf.data(), 1, padding, true, &free, scratch(k.scratch_floats(&view_)));
-}
-
 void RobotModel::is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const {
   const KernelTable& k = active();
   // PERF: convert in blocks so the float copy stays in L1 while the kernel reads it.

@@ -49,8 +49,6 @@ class RobotModel {
   const RobotView& view() const { return view_; }
 
   bool is_valid(const Environment& env, const Strided& q, float padding) const;
-  // Same answer as is_valid, through the configuration-lane batch kernel (for tests and benchmarks).
-  bool is_valid_lanes(const Environment& env, const Strided& q, float padding) const;
   void is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const;
   bool is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                        float padding) const;
