@@ -6,8 +6,11 @@
 // collides is marked done and ignored from then on; the call ends when every lane is done, or
 // at the first collision in any lane when the caller only needs "is everything free".
 //
+// A group's spheres are placed (world centres computed) only when something needs them: an obstacle
+// candidate its bound meets in some lane, or a self-collision partner whose bound meets its bound.
+//
 // Scratch (caller-owned, 64-byte aligned): frames n_bodies*12, sphere centres n_spheres*3,
-// group bound centres n_groups*3, joint values dof; all in vectors of V.
+// group bound centres n_groups*3, joint values dof, a placed flag per group; in vectors of V.
 #pragma once
 #include "simdplan/collision/environment_view.hh"
 #include "simdplan/config.hh"
@@ -27,9 +30,11 @@ struct LaneScratch {
   V* by;
   V* bz;
   V* q;
+  float* placed;  // per group: 0 until its spheres are placed for the current lanes
 
   static int64_t vectors(const RobotView& rb) {
-    return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof;
+    return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
+           (int64_t(rb.n_groups) + V::W - 1) / V::W;
   }
   LaneScratch(const RobotView& rb, float* mem) {
     V* p = reinterpret_cast<V*>(mem);
@@ -44,6 +49,19 @@ struct LaneScratch {
     bz = p + 2 * rb.n_groups;
     p += 3 * rb.n_groups;
     q = p;
+    p += rb.dof;
+    placed = reinterpret_cast<float*>(p);
+  }
+
+  // computes the world centres of group g's spheres (its body frame is already in `frames`)
+  SIMDPLAN_INLINE void place(const RobotView& rb, int32_t g) const {
+    if (placed[g] != 0.0f) return;
+    const V* T = frames + 12 * rb.group_body[g];
+    for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
+      const float* l = rb.spheres + 4 * k;
+      fk_point(T, l[0], l[1], l[2], sx[k], sy[k], sz[k]);
+    }
+    placed[g] = 1.0f;
   }
 };
 
@@ -64,6 +82,7 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
     const float* o = obstacle_data(env, idx);
     auto cand = obstacle_hit(kind, o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
     if (!cand.any()) return false;
+    s.place(rb, g);
     for (int32_t k = begin; k < end; ++k) {
       const V r = V::fill(rb.spheres[4 * k + 3] + padding);
       const auto h = obstacle_hit(kind, o, s.sx[k], s.sy[k], s.sz[k], r) & cand;
@@ -90,10 +109,7 @@ SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const Environm
     for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
       const float* gb = rb.group_bound + 4 * g;
       fk_point(T, gb[0], gb[1], gb[2], s.bx[g], s.by[g], s.bz[g]);
-      for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
-        const float* l = rb.spheres + 4 * k;
-        fk_point(T, l[0], l[1], l[2], s.sx[k], s.sy[k], s.sz[k]);
-      }
+      s.placed[g] = 0.0f;
       if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first))
         return done;
 
@@ -104,6 +120,8 @@ SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const Environm
         const V bra = V::fill(rb.group_bound[4 * a + 3] + padding);
         auto cand = sphere_sphere_hit2(s.bx[a], s.by[a], s.bz[a], bra, s.bx[g], s.by[g], s.bz[g], brg) & ~done;
         if (!cand.any()) continue;
+        s.place(rb, a);
+        s.place(rb, g);
         // PERF: neighbouring groups (wrist vs hand) overlap in nearly every configuration; testing each
         // sphere of the larger group against the other group's bound first cut the self-collision
         // work of random panda configurations about fourfold (callgrind, instructions per config).
