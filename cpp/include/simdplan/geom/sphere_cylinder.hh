@@ -8,14 +8,22 @@
 
 namespace simdplan::SIMDPLAN_NS {
 
+// per lane: axial coordinate h of (x,y,z) along the cylinder's axis (0 at its centre) and the
+// radial distance from the axis
+template <class V>
+SIMDPLAN_INLINE void cylinder_coords(V x, V y, V z, const float* o, V& h, V& radial) {
+  const V dx = x - V::fill(o[0]), dy = y - V::fill(o[1]), dz = z - V::fill(o[2]);
+  const V ax = V::fill(o[3]), ay = V::fill(o[4]), az = V::fill(o[5]);
+  h = fmadd(dx, ax, fmadd(dy, ay, dz * az));
+  const V px = fmadd(-h, ax, dx), py = fmadd(-h, ay, dy), pz = fmadd(-h, az, dz);
+  radial = vsqrt(fmadd(px, px, fmadd(py, py, pz * pz)));
+}
+
 // per lane: squared distance from (x,y,z) to the solid cylinder (0 inside)
 template <class V>
 SIMDPLAN_INLINE V sphere_cylinder_sqdist(V x, V y, V z, const float* o) {
-  const V dx = x - V::fill(o[0]), dy = y - V::fill(o[1]), dz = z - V::fill(o[2]);
-  const V ax = V::fill(o[3]), ay = V::fill(o[4]), az = V::fill(o[5]);
-  const V h = fmadd(dx, ax, fmadd(dy, ay, dz * az));
-  const V px = fmadd(-h, ax, dx), py = fmadd(-h, ay, dy), pz = fmadd(-h, az, dz);
-  const V radial = vsqrt(fmadd(px, px, fmadd(py, py, pz * pz)));
+  V h, radial;
+  cylinder_coords(x, y, z, o, h, radial);
   const V dr = vmax(radial - V::fill(o[7]), V::zero());
   const V dh = vmax(vabs(h) - V::fill(o[6]), V::zero());
   return fmadd(dr, dr, dh * dh);
@@ -24,11 +32,9 @@ SIMDPLAN_INLINE V sphere_cylinder_sqdist(V x, V y, V z, const float* o) {
 // per lane: signed distance from (x,y,z) to the cylinder surface (negative inside)
 template <class V>
 SIMDPLAN_INLINE V sphere_cylinder_sdist(V x, V y, V z, const float* o) {
-  const V dx = x - V::fill(o[0]), dy = y - V::fill(o[1]), dz = z - V::fill(o[2]);
-  const V ax = V::fill(o[3]), ay = V::fill(o[4]), az = V::fill(o[5]);
-  const V h = fmadd(dx, ax, fmadd(dy, ay, dz * az));
-  const V px = fmadd(-h, ax, dx), py = fmadd(-h, ay, dy), pz = fmadd(-h, az, dz);
-  const V er = vsqrt(fmadd(px, px, fmadd(py, py, pz * pz))) - V::fill(o[7]);
+  V h, radial;
+  cylinder_coords(x, y, z, o, h, radial);
+  const V er = radial - V::fill(o[7]);
   const V eh = vabs(h) - V::fill(o[6]);
   const V dr = vmax(er, V::zero()), dh = vmax(eh, V::zero());
   return select(vmax(er, eh) < V::zero(), vmax(er, eh), vsqrt(fmadd(dr, dr, dh * dh)));
