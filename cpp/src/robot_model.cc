@@ -6,11 +6,7 @@
 #include <string>
 
 #include "dispatch.hh"
-#include "simdplan/geom/sphere_box.hh"
-#include "simdplan/geom/sphere_capsule.hh"
-#include "simdplan/geom/sphere_cylinder.hh"
-#include "simdplan/geom/sphere_plane.hh"
-#include "simdplan/geom/sphere_sphere.hh"
+#include "simdplan/collision/obstacles.hh"
 #include "simdplan/vec/scalar.hh"
 
 namespace simdplan {
@@ -242,30 +238,11 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
     const V x{w[4 * s]}, y{w[4 * s + 1]}, z{w[4 * s + 2]};
     const float r = w[4 * s + 3] + padding;
     const V R{r};
-    for (int32_t i = 0; i < e.n_spheres; ++i) {
-      const float* o = e.spheres + kSphereFloats * i;
-      if (isa_scalar::sphere_sphere_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 0, r + o[3] - std::sqrt(isa_scalar::sphere_sphere_sqdist(x, y, z, o).v)});
-    }
-    for (int32_t i = 0; i < e.n_capsules; ++i) {
-      const float* o = e.capsules + kCapsuleFloats * i;
-      if (isa_scalar::sphere_capsule_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 1, r + o[7] - std::sqrt(isa_scalar::sphere_capsule_sqdist(x, y, z, o).v)});
-    }
-    for (int32_t i = 0; i < e.n_cylinders; ++i) {
-      const float* o = e.cylinders + kCylinderFloats * i;
-      if (isa_scalar::sphere_cylinder_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 2, r - isa_scalar::sphere_cylinder_sdist(x, y, z, o).v});
-    }
-    for (int32_t i = 0; i < e.n_boxes; ++i) {
-      const float* o = e.boxes + kBoxFloats * i;
-      if (isa_scalar::sphere_box_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 3, r - isa_scalar::sphere_box_sdist(x, y, z, o).v});
-    }
-    for (int32_t i = 0; i < e.n_planes; ++i) {
-      const float* o = e.planes + kPlaneFloats * i;
-      if (isa_scalar::sphere_plane_hit(x, y, z, R, o).m)
-        out.push_back({false, s, i, 4, r - isa_scalar::sphere_plane_sdist(x, y, z, o).v});
+    for (int32_t idx = 0; idx < e.n_obstacles; ++idx) {
+      const int32_t kind = e.obstacle_kind[idx];
+      const float* o = isa_scalar::obstacle_data(e, idx);
+      if (isa_scalar::obstacle_hit(kind, o, x, y, z, R).m)
+        out.push_back({false, s, e.obstacle_record[idx], kind, r - isa_scalar::obstacle_sdist(kind, o, x, y, z).v});
     }
   }
   for (int32_t p = 0; p < view_.n_pairs; ++p) {

@@ -29,7 +29,7 @@ struct Contact {
   bool self;            // true: robot group pair; false: robot sphere vs obstacle
   int32_t sphere;       // robot sphere index
   int32_t other;        // obstacle record index (env) or the other robot sphere (self)
-  int32_t kind;         // obstacle kind 0 sphere, 1 capsule, 2 cylinder, 3 box, 4 plane; -1 for self
+  int32_t kind;         // ObstacleKind (collision/environment_view.hh); -1 for self
   float depth;          // radius (+ padding) minus the signed distance of the centre, metres
 };
 

@@ -66,4 +66,17 @@ SIMDPLAN_INLINE typename V::Mask obstacle_hit(int32_t kind, const float* o, V x,
   }
 }
 
+// per lane: signed distance from (x,y,z) to the surface of the obstacle of `kind` (negative inside);
+// a sphere of radius r penetrates it by r - this
+template <class V>
+SIMDPLAN_INLINE V obstacle_sdist(int32_t kind, const float* o, V x, V y, V z) {
+  switch (kind) {
+    case kObsSphere: return vsqrt(sphere_sphere_sqdist(x, y, z, o)) - V::fill(o[3]);
+    case kObsCapsule: return vsqrt(sphere_capsule_sqdist(x, y, z, o)) - V::fill(o[7]);
+    case kObsCylinder: return sphere_cylinder_sdist(x, y, z, o);
+    case kObsBox: return sphere_box_sdist(x, y, z, o);
+    default: return sphere_plane_sdist(x, y, z, o);
+  }
+}
+
 }  // namespace simdplan::SIMDPLAN_NS
