@@ -158,8 +158,8 @@ class Roadmap:
         """Shortest roadmap path (grown as needed within max_iterations / time_limit), simplified."""
         if self.env is not None and self.env._compiled is not self._env_model:
             raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
-        s = dataclasses.replace(self.settings, **{k: v for k, v in settings.items()})
-        s = _settings("prm", {k: v for k, v in dataclasses.asdict(s).items() if k != "planner"})
+        base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
+        s = _settings("prm", {**base, **settings})
         start, goals = _problem(self.robot, self.env, start, goals, self.settings.padding)
         out = self._session.query(self.robot._model, start, goals, _core_settings(s, self.robot))
         return _result(out, s, self.robot, start, goals)

@@ -226,6 +226,8 @@ def test_roadmap_is_reused_across_queries(panda, mbm):
     n = rm.vertices
     second = rm.query(first.path[-1], problem["start"])
     assert second.success and rm.vertices <= n + 2 + 64 * 4
+    with pytest.raises(ValueError, match="unknown planner settings"):
+        rm.query(problem["start"], problem["goals"], bogus=1)
     env.add_sphere([5, 5, 5], 0.1)
     with pytest.raises(RuntimeError, match="environment changed"):
         rm.query(problem["start"], problem["goals"])
