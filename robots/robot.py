@@ -206,7 +206,14 @@ class Robot:
     # ----- kinematics -----
     def fk(self, q) -> np.ndarray:
         """World sphere centres and radii at ``q`` (dof,): (n_spheres, 4) float32 [x, y, z, r]."""
-        return self._model.fk_spheres(_as_f64(q, "q").reshape(1, -1) if np.ndim(q) == 1 else _bad_vec(q, self.dof))[0]
+        return self._model.fk_spheres(self._one_row(q))[0]
+
+    def _one_row(self, q) -> np.ndarray:
+        """q (dof,) as a (1, dof) float64 batch for the batched kernels (the core checks the length)."""
+        q = _as_f64(q, "q")
+        if q.ndim != 1:
+            raise ValueError(f"q must have shape ({self.dof},), got {q.shape}")
+        return q.reshape(1, -1)
 
     def fk_many(self, Q) -> np.ndarray:
         """World spheres for every row of ``Q`` (n, dof): (n, n_spheres, 4) float32."""
@@ -214,9 +221,7 @@ class Robot:
 
     def link_poses(self, q) -> dict[str, np.ndarray]:
         """World pose (4, 4) float64 of every link at ``q`` (dof,)."""
-        if np.ndim(q) != 1:
-            _bad_vec(q, self.dof)
-        bodies = self._model.fk_bodies(_as_f64(q, "q").reshape(1, -1))[0].astype(np.float64)
+        bodies = self._model.fk_bodies(self._one_row(q))[0].astype(np.float64)
         frames = np.zeros((len(bodies), 4, 4))
         frames[:, :3, :] = bodies.reshape(-1, 3, 4)
         frames[:, 3, 3] = 1.0
@@ -283,6 +288,3 @@ class Robot:
                                      obstacle_kind=ob.kind, depth=float(depth)))
         return out
 
-
-def _bad_vec(q, dof):
-    raise ValueError(f"q must have shape ({dof},), got {np.shape(q)}")
