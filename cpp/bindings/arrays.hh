@@ -54,8 +54,9 @@ inline std::vector<float> to_vector(const FloatIn& a) {
   return out;
 }
 
+// Copies a 1-D array of any element type and stride (ints, doubles, bytes) into a vector.
 template <class T>
-std::vector<T> to_vector_int(const nb::ndarray<const T, nb::ndim<1>, nb::device::cpu>& a) {
+std::vector<T> to_vector_1d(const nb::ndarray<const T, nb::ndim<1>, nb::device::cpu>& a) {
   std::vector<T> out(a.shape(0));
   for (size_t i = 0; i < a.shape(0); ++i) out[i] = a.data()[i * a.stride(0)];
   return out;

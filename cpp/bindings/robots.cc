@@ -29,21 +29,21 @@ void bind_robots(nb::module_& m) {
              const I32& pairs, const F64& lower, const F64& upper, const U8& wrap) {
             RobotArrays a;
             a.dof = dof;
-            a.body_parent = to_vector_int(body_parent);
-            a.body_kind = to_vector_int(body_kind);
-            a.body_dof = to_vector_int(body_dof);
+            a.body_parent = to_vector_1d(body_parent);
+            a.body_kind = to_vector_1d(body_kind);
+            a.body_dof = to_vector_1d(body_dof);
             a.body_scale = to_vector(body_scale);
             a.body_offset = to_vector(body_offset);
             a.body_origin = to_vector(body_origin);
-            a.group_body = to_vector_int(group_body);
-            a.group_begin = to_vector_int(group_begin);
-            a.group_end = to_vector_int(group_end);
+            a.group_body = to_vector_1d(group_body);
+            a.group_begin = to_vector_1d(group_begin);
+            a.group_end = to_vector_1d(group_end);
             a.group_bound = to_vector(group_bound);
             a.spheres = to_vector(spheres);
-            a.pairs = to_vector_int(pairs);
-            a.lower = to_vector_int(lower);
-            a.upper = to_vector_int(upper);
-            a.wrap = to_vector_int(wrap);
+            a.pairs = to_vector_1d(pairs);
+            a.lower = to_vector_1d(lower);
+            a.upper = to_vector_1d(upper);
+            a.wrap = to_vector_1d(wrap);
             new (self) RobotModel(std::move(a));
           },
           nb::arg("dof"), nb::arg("body_parent"), nb::arg("body_kind"), nb::arg("body_dof"), nb::arg("body_scale"),

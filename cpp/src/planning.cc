@@ -59,19 +59,18 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
   out.path = to_double(path);
 }
 
-void check_problem(const RobotModel& robot, const PlannerSettings& s, int32_t n_goals) {
+void check_problem(const PlannerSettings& s, int32_t n_goals) {
   if (n_goals < 1) throw std::invalid_argument("at least one goal is needed");
   if (!(s.range > 0) || !(s.resolution > 0) || !std::isfinite(s.range) || !std::isfinite(s.resolution))
     throw std::invalid_argument("range and resolution must be positive and finite");
   if (s.max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1");
-  (void)robot;
 }
 
 }  // namespace
 
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
                 const double* goals, int32_t n_goals, const PlannerSettings& s) {
-  check_problem(robot, s, n_goals);
+  check_problem(s, n_goals);
   const int32_t dof = robot.dof();
   const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   PlanOutput out;
@@ -114,7 +113,7 @@ int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
 }
 
 PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s) {
-  check_problem(robot_, s, n_goals);
+  check_problem(s, n_goals);
   PlanOutput out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
