@@ -256,41 +256,23 @@ def _worst_depth(robot, env, a, b, resolution: float, padding: float) -> float:
 
 
 # ----------------------------------------------------------------------------- plan
-def _example_paths() -> dict:
-    """{name: path} of the shipped example scenes ({} if simdplan.scenes has none)."""
+def resolve_scene(arg: str) -> str:
+    """The scene file SCENE names: an existing file, else a shipped example (by name or file name)."""
     from simdplan import scenes
 
-    fn = getattr(scenes, "examples", None)
-    if fn is None:
-        return {}
-    ex = fn()
-    if isinstance(ex, dict):
-        return {str(k): str(v) for k, v in ex.items()}
-    out = {}
-    for item in ex:
-        item = os.fspath(item)
-        if os.path.sep in item or os.path.splitext(item)[1]:
-            out[os.path.splitext(os.path.basename(item))[0]] = item
-        else:  # a name: ask example() for its path
-            out[item] = os.fspath(scenes.example(item))
-    return out
-
-
-def resolve_scene(arg: str) -> str:
-    """The scene file SCENE names: an existing file, else a shipped example's name."""
     if os.path.isfile(arg):
         return arg
     if os.path.isdir(arg):
         raise UserError(f"{arg}: is a directory, not a scene file")
-    examples = _example_paths()
-    stem, ext = os.path.splitext(arg)
-    if arg in examples:
-        return examples[arg]
-    if ext.lower() in (".yaml", ".yml", ".json") and os.path.basename(examples.get(stem, "")) == arg:
-        return examples[stem]
-    if os.path.sep in arg or (os.path.altsep and os.path.altsep in arg) or os.path.splitext(arg)[1]:
+    looks_like_path = os.path.sep in arg or (os.path.altsep and os.path.altsep in arg)
+    if not looks_like_path:
+        try:
+            return scenes.example(arg)
+        except ValueError:
+            pass
+    if looks_like_path or os.path.splitext(arg)[1]:
         raise UserError(f"{arg}: no such file")
-    names = ", ".join(sorted(examples)) or "none"
+    names = ", ".join(scenes.examples()) or "none"
     raise UserError(f"{arg}: no such file or shipped example scene (examples: {names})")
 
 
