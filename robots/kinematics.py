@@ -52,7 +52,6 @@ class Program:
     pairs: np.ndarray  # (n_pairs, 2) group indices
     group_links: list[str]
     sphere_group: np.ndarray  # (n_spheres,) group of each sphere
-    sphere_local: np.ndarray  # (n_spheres, 4) centre in its link frame, radius (float64)
     link_names: list[str]  # every URDF link, topological order
     link_body: np.ndarray  # (n_links,) body of each link
     link_in_body: np.ndarray  # (n_links, 4, 4) link frame in its body frame
@@ -179,7 +178,7 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
     # groups ordered by body (stable in link order), spheres grouped likewise
     order = sorted(range(len(link_names)), key=lambda i: (link_body[i], i))
     group_links, group_body, group_begin, group_end, group_bound = [], [], [], [], []
-    spheres, sphere_group, sphere_local = [], [], []
+    spheres, sphere_group = [], []
     for i in order:
         local = desc.links[link_names[i]].spheres
         if len(local) == 0:
@@ -195,7 +194,6 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
         group_end.append(len(spheres))
         group_bound.append(_bounding_sphere(s))
         sphere_group.extend([g] * len(s))
-        sphere_local.extend(local)
 
     cluster = rigid_clusters(desc)
     parent_cluster = {cluster[j.child]: cluster[j.parent] for j in desc.joints if j.type != "fixed"}
@@ -225,5 +223,5 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
         group_end=np.array(group_end, dtype=np.int64), group_bound=np.array(group_bound).reshape(-1, 4),
         spheres=np.array(spheres).reshape(-1, 4), pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2),
         group_links=group_links, sphere_group=np.array(sphere_group, dtype=np.int64),
-        sphere_local=np.array(sphere_local).reshape(-1, 4), link_names=link_names,
+        link_names=link_names,
         link_body=np.array(link_body), link_in_body=np.array(link_in_body))

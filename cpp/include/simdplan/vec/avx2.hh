@@ -38,11 +38,6 @@ struct VecAvx2 {
   static SIMDPLAN_INLINE VecAvx2 fill(float x) { return {_mm256_set1_ps(x)}; }
   static SIMDPLAN_INLINE VecAvx2 zero() { return {_mm256_setzero_ps()}; }
   SIMDPLAN_INLINE void store(float* p) const { _mm256_storeu_ps(p, v); }
-  SIMDPLAN_INLINE float lane(int i) const {
-    alignas(32) float t[8];
-    _mm256_store_ps(t, v);
-    return t[i];
-  }
   SIMDPLAN_INLINE float hmin() const {
     __m128 x = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     x = _mm_min_ps(x, _mm_movehl_ps(x, x));

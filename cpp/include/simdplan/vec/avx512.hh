@@ -31,11 +31,6 @@ struct VecAvx512 {
   static SIMDPLAN_INLINE VecAvx512 fill(float x) { return {_mm512_set1_ps(x)}; }
   static SIMDPLAN_INLINE VecAvx512 zero() { return {_mm512_setzero_ps()}; }
   SIMDPLAN_INLINE void store(float* p) const { _mm512_storeu_ps(p, v); }
-  SIMDPLAN_INLINE float lane(int i) const {
-    alignas(64) float t[16];
-    _mm512_store_ps(t, v);
-    return t[i];
-  }
   SIMDPLAN_INLINE float hmin() const { return _mm512_reduce_min_ps(v); }
   SIMDPLAN_INLINE float hmax() const { return _mm512_reduce_max_ps(v); }
 

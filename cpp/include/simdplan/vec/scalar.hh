@@ -31,7 +31,6 @@ struct VecScalar {
   static SIMDPLAN_INLINE VecScalar fill(float x) { return {x}; }
   static SIMDPLAN_INLINE VecScalar zero() { return {0.0f}; }
   SIMDPLAN_INLINE void store(float* p) const { *p = v; }
-  SIMDPLAN_INLINE float lane(int) const { return v; }
   SIMDPLAN_INLINE float hmin() const { return v; }
   SIMDPLAN_INLINE float hmax() const { return v; }
 
