@@ -156,12 +156,13 @@ void RobotModel::is_valid_many(const Environment& env, const Strided& q, float p
   }
 }
 
-int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double resolution) const {
+int64_t RobotModel::edge_intervals(const Strided& q0, const Strided& q1, double resolution, bool& in_limits) const {
   if (!(resolution > 0) || !std::isfinite(resolution))
     throw std::invalid_argument("resolution must be a positive finite number of samples per unit of joint distance");
   std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
-  convert_row(q0, 0, ends.data(), "q0");  // refuses non-finite values with their index
-  convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  const bool ok0 = convert_row(q0, 0, ends.data(), "q0");  // refuses non-finite values with their index
+  const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  in_limits = ok0 && ok1;
   double d2 = 0;
   for (int32_t j = 0; j < a_.dof; ++j) {
     const double d = q1.data[j * q1.col_stride] - q0.data[j * q0.col_stride];
@@ -172,14 +173,17 @@ int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double 
   return std::max<int64_t>(1, static_cast<int64_t>(n));
 }
 
+int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double resolution) const {
+  bool in_limits;
+  return edge_intervals(q0, q1, resolution, in_limits);
+}
+
 bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                                  float padding) const {
   const KernelTable& k = active();
-  const int64_t n = motion_samples(q0, q1, resolution);  // validates resolution and finiteness first
-  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
-  const bool ok0 = convert_row(q0, 0, ends.data(), "q0");
-  const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
-  if (!ok0 || !ok1) return false;  // limits form a box, so the segment is in limits iff both ends are
+  bool in_limits;
+  const int64_t n = edge_intervals(q0, q1, resolution, in_limits);
+  if (!in_limits) return false;  // limits form a box, so the segment is in limits iff both ends are
   // Rake order: chunk c holds samples c, c + P, c + 2P, ... (P chunks of W lanes), so the first
   // chunk already spans the whole edge and a collision anywhere is found early. Chunks are built
   // and checked one at a time, so an edge that fails early costs only what it checked.

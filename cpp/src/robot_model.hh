@@ -59,6 +59,9 @@ class RobotModel {
   std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
 
  private:
+  // Validates resolution and both ends (non-finite values throw); returns the Link intervals n and
+  // sets in_limits to whether both ends are inside the joint limits.
+  int64_t edge_intervals(const Strided& q0, const Strided& q1, double resolution, bool& in_limits) const;
   // Converts row r of q to float32 (wrapping continuous joints); returns false if out of limits.
   bool convert_row(const Strided& q, int64_t r, float* out, const char* name) const;
 
