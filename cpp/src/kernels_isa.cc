@@ -40,6 +40,11 @@ bool check(const RobotView* rb, const EnvironmentView* env, const float* q, int6
   return check_batch<Vec>(*rb, *env, q, n, padding, stop_at_first, free_inout, scratch);
 }
 
+bool motion(const RobotView* rb, const EnvironmentView* env, const float* a, const float* b, int64_t n, int64_t first,
+            int64_t last, float padding, float* scratch) {
+  return check_motion<Vec>(*rb, *env, a, b, n, first, last, padding, scratch);
+}
+
 int64_t one_floats(const RobotView* rb) { return one_scratch_floats(*rb); }
 
 bool one(const RobotView* rb, const EnvironmentView* env, const float* q, float padding, float* scratch) {
@@ -54,7 +59,8 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
   fk_bodies_batch<Vec>(*rb, q, n, out, scratch);
 }
 
-const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W, &scratch_floats, &check, &one_floats, &one, &fk_spheres, &fk_bodies};
+const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W, &scratch_floats, &check, &motion,
+                             &one_floats, &one, &fk_spheres, &fk_bodies};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS

@@ -26,6 +26,11 @@ struct KernelTable {
   bool (*check)(const RobotView* robot, const EnvironmentView* env, const float* q, int64_t n, float padding,
                 bool stop_at_first, uint8_t* free_inout, float* scratch);
 
+  // Discrete Link(a, b) (dof float32 each): true iff the samples a + (i/n)(b - a), i = first .. last,
+  // are all collision-free; they are built in the lanes in rake order (collision/validity.hh).
+  bool (*check_motion)(const RobotView* robot, const EnvironmentView* env, const float* a, const float* b, int64_t n,
+                       int64_t first, int64_t last, float padding, float* scratch);
+
   // Collision-free test of ONE configuration (dof float32, limits already checked), robot spheres in
   // the lanes (see collision/validity_one.hh). Scratch: one_scratch_floats.
   int64_t (*one_scratch_floats)(const RobotView* robot);

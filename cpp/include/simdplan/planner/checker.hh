@@ -2,8 +2,10 @@
 //
 // Planners hold configurations as float (the kernels' precision) inside the joint limits, so no
 // conversion or limit test is needed per call. Link checks the samples a + (i/n)(b - a),
-// i = 0..n, n = max(1, ceil(|b - a| * resolution)) — the same samples as Robot.is_motion_valid —
-// in rake order (the first W lanes span the edge) and stops at the first collision.
+// i = 0..n, n = max(1, ceil(|b - a| * resolution)) — the same samples as Robot.is_motion_valid,
+// up to float rounding — in rake order (the first W lanes span the edge) and stops at the first
+// collision. Ends the planner already knows to be valid (tree nodes, path vertices) are not
+// checked again.
 // The kernel table is the one active when the plan starts, used for the whole plan.
 #pragma once
 #include <algorithm>
@@ -56,29 +58,16 @@ class Checker {
     return std::sqrt(d2);
   }
 
-  bool motion(const float* a, const float* b) {
-    const int32_t dof = rb_.dof;
+  // Which ends of an edge the caller already knows to be valid (their samples are skipped).
+  enum class Known { none, start, both };
+
+  bool motion(const float* a, const float* b, Known known) {
     const int64_t n = intervals(a, b);
-    const int64_t W = k_.lanes, P = (n + 1 + W - 1) / W;
-    buf_.resize(size_t(W * dof));
+    const int64_t first = known == Known::none ? 0 : 1;
+    const int64_t last = known == Known::both ? n - 1 : n;
     stats_.edge_checks += 1;
-    // PERF: one chunk of W samples is built and checked at a time; most failing edges fail in the
-    // first chunk, and building every sample up front was as costly as the kernel in a profile.
-    for (int64_t c = 0; c < P; ++c) {
-      int64_t distinct = 0;
-      for (int64_t l = 0; l < W; ++l) {
-        int64_t i = c + P * l;
-        if (i > n) i = c;  // short chunk: repeat its first sample
-        else ++distinct;
-        const float t = float(double(i) / double(n));
-        float* row = buf_.data() + l * dof;
-        for (int32_t j = 0; j < dof; ++j) row[j] = a[j] + t * (b[j] - a[j]);
-      }
-      free_.assign(size_t(W), 1);
-      stats_.collision_checks += distinct;
-      if (!k_.check(&rb_, &env_, buf_.data(), W, padding_, true, free_.data(), aligned(lanes_))) return false;
-    }
-    return true;
+    stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
+    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_));
   }
 
  private:
@@ -94,8 +83,7 @@ class Checker {
   double resolution_;
   std::vector<float> lower_, upper_;
   PlannerStats& stats_;
-  std::vector<float> one_, lanes_, buf_;
-  std::vector<uint8_t> free_;
+  std::vector<float> one_, lanes_;
 };
 
 }  // namespace simdplan::planner

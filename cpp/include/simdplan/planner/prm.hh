@@ -31,7 +31,7 @@ class Roadmap {
     std::vector<float> other(nn_.dof());
     for (const auto& [d2, u] : near_) {
       nn_.get(u, other.data());
-      if (!check.motion(other.data(), q)) continue;
+      if (!check.motion(other.data(), q, Checker::Known::both)) continue;
       const float w = std::sqrt(d2);
       adj_[v].push_back({u, w});
       adj_[u].push_back({v, w});

@@ -33,11 +33,11 @@ inline std::vector<float> rrt(Checker& check, const std::vector<float>& lower, c
     const int32_t near = t.nn.nearest(q_rand.data()).first;
     t.nn.get(near, q_near.data());
     steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
-    if (!check.motion(q_near.data(), q_new.data())) continue;
+    if (!check.motion(q_near.data(), q_new.data(), Checker::Known::start)) continue;
     const int32_t node = t.add(q_new.data(), near, 0.0f);
     for (int32_t g = 0; g < n_goals; ++g) {
       const float* goal = goals.data() + g * dof;
-      if (Checker::distance(q_new.data(), goal, dof) <= s.range && check.motion(q_new.data(), goal)) {
+      if (Checker::distance(q_new.data(), goal, dof) <= s.range && check.motion(q_new.data(), goal, Checker::Known::both)) {
         std::vector<float> back;
         t.path_to_root(node, back);
         const size_t rows = back.size() / dof;

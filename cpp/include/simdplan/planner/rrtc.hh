@@ -58,7 +58,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
   std::vector<float> path;
   // a free straight line needs no tree
   for (int32_t g = 0; g < n_goals; ++g) {
-    if (check.motion(start, goals.data() + g * dof)) {
+    if (check.motion(start, goals.data() + g * dof, Checker::Known::both)) {
       path.assign(start, start + dof);
       path.insert(path.end(), goals.begin() + g * dof, goals.begin() + (g + 1) * dof);
       stats.goal_index = g;
@@ -83,7 +83,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
     if (s.dynamic_domain && std::sqrt(double(d2)) > a->radius[near]) continue;
     a->nn.get(near, q_near.data());
     steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
-    if (!check.motion(q_near.data(), q_new.data())) {
+    if (!check.motion(q_near.data(), q_new.data(), Checker::Known::start)) {
       if (s.dynamic_domain) a->radius[near] = std::max(float(s.dd_min_radius), a->radius[near] * float(1 - s.dd_alpha));
       continue;
     }
@@ -97,7 +97,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
     for (;;) {
       b->nn.get(cur, q_near.data());
       const double moved = steer(check, q_near.data(), q_new.data(), s.range, q_step.data());
-      if (!check.motion(q_near.data(), q_step.data())) break;
+      if (!check.motion(q_near.data(), q_step.data(), Checker::Known::start)) break;
       const bool last = moved < s.range || Checker::distance(q_step.data(), q_new.data(), dof) <= 0.0;
       if (last) {
         reached = true;

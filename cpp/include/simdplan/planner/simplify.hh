@@ -32,7 +32,7 @@ class Simplifier {
     bool changed = false;
     size_t i = 0;
     while (rows(p) >= 3 && i + 2 < rows(p)) {
-      if (check_.motion(row(p, i), row(p, i + 2))) {
+      if (check_.motion(row(p, i), row(p, i + 2), Known::both)) {
         p.erase(p.begin() + (i + 1) * dof_, p.begin() + (i + 2) * dof_);
         changed = true;
       } else {
@@ -60,8 +60,9 @@ class Simplifier {
                         Checker::distance(row(p, e2), b.data(), dof_);
       for (int64_t r = e1 + 1; r < e2; ++r) old_cost += Checker::distance(row(p, r), row(p, r + 1), dof_);
       if (Checker::distance(a.data(), b.data(), dof_) >= old_cost - 1e-9) continue;
-      if (!check_.motion(a.data(), b.data()) || !check_.motion(row(p, e1), a.data()) ||
-          !check_.motion(b.data(), row(p, e2 + 1)))
+      // a and b lie on checked edges but between samples, so they are checked here, once
+      if (!check_.motion(a.data(), b.data(), Known::none) || !check_.motion(row(p, e1), a.data(), Known::both) ||
+          !check_.motion(b.data(), row(p, e2 + 1), Known::both))
         continue;
       std::vector<float> q(p.begin(), p.begin() + (e1 + 1) * dof_);
       q.insert(q.end(), a.begin(), a.end());
@@ -84,16 +85,16 @@ class Simplifier {
         const double before = Checker::distance(prev, cur, dof_) + Checker::distance(cur, next, dof_);
         const double after = Checker::distance(prev, c.data(), dof_) + Checker::distance(c.data(), next, dof_);
         if (after >= before - 1e-9) continue;
-        if (check_.motion(prev, c.data()) && check_.motion(c.data(), next))
+        if (check_.motion(prev, c.data(), Known::start) && check_.motion(c.data(), next, Known::both))
           std::copy(c.begin(), c.end(), p.begin() + i * dof_);
       }
     }
   }
 
   // Inserts waypoints so no edge is longer than 1 / per_unit. When per_unit is no finer than the
-  // check resolution, the waypoints are placed exactly on samples the edge's Link check already
-  // tested (same float formula), so each new edge is covered by checked samples at the same spacing
-  // and needs no new check. Finer than that, new edges are checked; if one fails (a graze the
+  // check resolution, the waypoints are placed at parameters t_i = i/n the edge's Link check already
+  // tested (positions equal to float rounding: the SIMD kernels may fuse the multiply-add), so each
+  // new edge is covered by checked samples at the same spacing and needs no new check. Finer than that, new edges are checked; if one fails (a graze the
   // coarser check stepped over), the path is left unchanged and false is returned.
   bool interpolate(std::vector<float>& p, double per_unit) {
     std::vector<float> out(p.begin(), p.begin() + dof_), q(dof_);
@@ -120,7 +121,7 @@ class Simplifier {
         lerp(a, b, float(double(i) / double(m)), q.data());
         check_.clamp(q.data());
         if (i == m) std::copy(b, b + dof_, q.begin());
-        if (m > 1 && !check_.motion(&out[out.size() - dof_], q.data())) return false;
+        if (m > 1 && !check_.motion(&out[out.size() - dof_], q.data(), Known::start)) return false;
         out.insert(out.end(), q.begin(), q.end());
       }
     }
@@ -129,6 +130,7 @@ class Simplifier {
   }
 
  private:
+  using Known = Checker::Known;
   size_t rows(const std::vector<float>& p) const { return p.size() / dof_; }
   float* row(std::vector<float>& p, size_t r) const { return p.data() + r * dof_; }
   void lerp(const float* a, const float* b, float t, float* out) const {
