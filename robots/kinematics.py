@@ -55,6 +55,10 @@ class Program:
     link_names: list[str]  # every URDF link, topological order
     link_body: np.ndarray  # (n_links,) body of each link
     link_in_body: np.ndarray  # (n_links, 4, 4) link frame in its body frame
+    # certified sphere pairs per group pair (robots/self_collision.py); None: test every sphere pair
+    pair_ranges: np.ndarray | None = None  # (n_pairs, 2) [begin, end) into sphere_pairs, or -1, -1
+    sphere_pairs: np.ndarray | None = None  # (m, 2) global sphere indices
+    list_max_padding: float = 0.0
 
     def core_args(self) -> list:
         i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)  # noqa: E731
@@ -63,7 +67,10 @@ class Program:
                 f32(self.body_offset), f32(self.body_origin), i32(self.group_body), i32(self.group_begin),
                 i32(self.group_end), f32(self.group_bound), f32(self.spheres), i32(self.pairs.reshape(-1)),
                 np.ascontiguousarray(self.lower, dtype=np.float64), np.ascontiguousarray(self.upper, dtype=np.float64),
-                np.ascontiguousarray(self.wrap, dtype=np.uint8)]
+                np.ascontiguousarray(self.wrap, dtype=np.uint8),
+                i32(self.pair_ranges.reshape(-1) if self.pair_ranges is not None else np.zeros(0)),
+                i32(self.sphere_pairs.reshape(-1) if self.sphere_pairs is not None else np.zeros(0)),
+                float(self.list_max_padding)]
 
 
 def z_to_axis(axis: np.ndarray) -> np.ndarray:

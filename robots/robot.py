@@ -22,6 +22,7 @@ from simdplan import _core
 from simdplan.collision.environment import Environment
 from simdplan.robots.description import MOVABLE, RobotDescription, read_srdf, read_urdf, require_spheres
 from simdplan.robots.kinematics import Program, compile_program
+from simdplan.robots.self_collision import certify_self_collision
 from simdplan.transforms import check_pose_matrix
 
 # Samples per unit of joint-space (Euclidean) distance for discrete motion checks, unless the robot
@@ -140,6 +141,7 @@ class Robot:
             raise ValueError(f"resolution must be > 0 samples per unit of joint distance, got {resolution!r}")
         self._disabled = set(disabled_pairs or ())
         self._program: Program = compile_program(description, joints, held, pose, self._disabled, skip_adjacent)
+        certify_self_collision(self._program)
         self._model = _core.RobotModel(*self._program.core_args())
         self._core_is_valid = self._model.is_valid  # bound once: the single check is the hottest call
 

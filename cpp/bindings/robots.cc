@@ -26,7 +26,8 @@ void bind_robots(nb::module_& m) {
           [](RobotModel* self, int32_t dof, const I32& body_parent, const I32& body_kind, const I32& body_dof,
              const FloatIn& body_scale, const FloatIn& body_offset, const FloatIn& body_origin, const I32& group_body,
              const I32& group_begin, const I32& group_end, const FloatIn& group_bound, const FloatIn& spheres,
-             const I32& pairs, const F64& lower, const F64& upper, const U8& wrap) {
+             const I32& pairs, const F64& lower, const F64& upper, const U8& wrap, const I32& pair_ranges,
+             const I32& sphere_pairs, float list_max_padding) {
             RobotArrays a;
             a.dof = dof;
             a.body_parent = to_vector_1d(body_parent);
@@ -44,12 +45,16 @@ void bind_robots(nb::module_& m) {
             a.lower = to_vector_1d(lower);
             a.upper = to_vector_1d(upper);
             a.wrap = to_vector_1d(wrap);
+            a.pair_ranges = to_vector_1d(pair_ranges);
+            a.sphere_pairs = to_vector_1d(sphere_pairs);
+            a.list_max_padding = list_max_padding;
             new (self) RobotModel(std::move(a));
           },
           nb::arg("dof"), nb::arg("body_parent"), nb::arg("body_kind"), nb::arg("body_dof"), nb::arg("body_scale"),
           nb::arg("body_offset"), nb::arg("body_origin"), nb::arg("group_body"), nb::arg("group_begin"),
           nb::arg("group_end"), nb::arg("group_bound"), nb::arg("spheres"), nb::arg("pairs"), nb::arg("lower"),
-          nb::arg("upper"), nb::arg("wrap"))
+          nb::arg("upper"), nb::arg("wrap"), nb::arg("pair_ranges"), nb::arg("sphere_pairs"),
+          nb::arg("list_max_padding"))
       .def_prop_ro("dof", &RobotModel::dof)
       .def(
           "is_valid",

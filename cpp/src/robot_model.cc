@@ -1,6 +1,7 @@
 #include "robot_model.hh"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -71,19 +72,34 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
 
   // sort pairs by their later group so each group's pairs are contiguous
   const size_t np = a_.pairs.size() / 2;
-  std::vector<std::pair<int32_t, int32_t>> pairs(np);
+  if (a_.pair_ranges.empty()) a_.pair_ranges.assign(2 * np, -1);
+  require(a_.pair_ranges.size() == 2 * np, "pair_ranges needs 2 entries per pair");
+  require(a_.sphere_pairs.size() % 2 == 0, "sphere_pairs needs 2 entries each");
+  require(a_.list_max_padding >= 0 && std::isfinite(a_.list_max_padding), "list_max_padding must be >= 0");
+  const int64_t n_listed = int64_t(a_.sphere_pairs.size() / 2);
+  auto in_group = [&](int32_t s, int32_t g) { return s >= a_.group_begin[g] && s < a_.group_end[g]; };
+  std::vector<std::array<int32_t, 3>> pairs(np);  // later group, earlier group, input index
   for (size_t p = 0; p < np; ++p) {
     int32_t x = a_.pairs[2 * p], y = a_.pairs[2 * p + 1];
     require(x >= 0 && y >= 0 && size_t(x) < ng && size_t(y) < ng && x != y, "self-collision pair out of range");
-    pairs[p] = {std::max(x, y), std::min(x, y)};
+    const int32_t b = a_.pair_ranges[2 * p], e = a_.pair_ranges[2 * p + 1];
+    require((b == -1 && e == -1) || (b >= 0 && b <= e && e <= n_listed), "pair_ranges entry out of range");
+    for (int32_t k = std::max(b, 0); k < e; ++k)  // each listed sphere pair must belong to this group pair
+      require(in_group(a_.sphere_pairs[2 * k], x) && in_group(a_.sphere_pairs[2 * k + 1], y),
+              "sphere_pairs entry " + std::to_string(k) + " is not a sphere pair of its group pair");
+    pairs[p] = {std::max(x, y), std::min(x, y), int32_t(p)};
   }
   std::sort(pairs.begin(), pairs.end());
   pair_begin_.assign(ng + 1, 0);
+  std::vector<int32_t> ranges(2 * np);
   for (size_t p = 0; p < np; ++p) {
-    a_.pairs[2 * p] = pairs[p].second;
-    a_.pairs[2 * p + 1] = pairs[p].first;
-    pair_begin_[pairs[p].first + 1]++;
+    a_.pairs[2 * p] = pairs[p][1];
+    a_.pairs[2 * p + 1] = pairs[p][0];
+    ranges[2 * p] = a_.pair_ranges[2 * pairs[p][2]];
+    ranges[2 * p + 1] = a_.pair_ranges[2 * pairs[p][2] + 1];
+    pair_begin_[pairs[p][0] + 1]++;
   }
+  a_.pair_ranges.swap(ranges);
   for (size_t g = 0; g < ng; ++g) pair_begin_[g + 1] += pair_begin_[g];
 
   view_.dof = a_.dof;
@@ -109,6 +125,9 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   view_.n_pairs = int32_t(np);
   view_.pairs = a_.pairs.data();
   view_.pair_begin = pair_begin_.data();
+  view_.pair_ranges = a_.pair_ranges.data();
+  view_.sphere_pairs = a_.sphere_pairs.data();
+  view_.list_max_padding = a_.list_max_padding;
 }
 
 bool RobotModel::convert_row(const Strided& q, int64_t r, float* out, const char* name) const {

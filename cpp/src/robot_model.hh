@@ -21,6 +21,11 @@ struct RobotArrays {
   std::vector<int32_t> group_body, group_begin, group_end;
   std::vector<float> group_bound, spheres;
   std::vector<int32_t> pairs;
+  // Per pair (input order): [begin, end) into sphere_pairs of its certified sphere pairs, or -1, -1
+  // (not certified: every sphere pair is tested). Valid while padding <= list_max_padding.
+  std::vector<int32_t> pair_ranges;
+  std::vector<int32_t> sphere_pairs;  // 2 per entry: global sphere indices (first of group a, second of b)
+  float list_max_padding = 0.0f;
   std::vector<double> lower, upper;
   std::vector<uint8_t> wrap;  // continuous joints: any angle is valid, wrapped to [-pi, pi] for the kernels
 };

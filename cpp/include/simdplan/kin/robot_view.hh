@@ -10,7 +10,8 @@
 //   body frame. Environment checks test the bound first; self-collision pairs are group pairs.
 // - spheres: centre (body frame) and radius, metres; 4 floats each, grouped by group.
 // - pairs: group pairs (a < b) checked for self-collision, sorted by b; pair_begin[g] ..
-//   pair_begin[g+1] are the pairs whose later group is g.
+//   pair_begin[g+1] are the pairs whose later group is g. Pairs a few joints apart may carry the
+//   list of their sphere pairs that can touch at all (certified over the joint limits).
 // - sphere_soa: the same spheres as four arrays (x, y, z, r), each n_spheres + 16 floats long
 //   (zero-padded), for kernels that put spheres, not configurations, in the lanes.
 // Origins are row-major 3 x 4 [R | t] (12 floats). All lengths in metres, angles in radians.
@@ -43,6 +44,12 @@ struct RobotView {
   int32_t n_pairs;
   const int32_t* pairs;       // 2 per pair
   const int32_t* pair_begin;  // n_groups + 1 entries
+  // Certified sphere pairs (robots/self_collision.py): for pair p, sphere_pairs[2k], [2k+1] for k in
+  // pair_ranges[2p] .. pair_ranges[2p+1] are the only sphere pairs of its groups that can come within
+  // 2 * list_max_padding of touching inside the joint limits; pair_ranges[2p] == -1: not certified.
+  const int32_t* pair_ranges;
+  const int32_t* sphere_pairs;
+  float list_max_padding;
 };
 
 }  // namespace simdplan
