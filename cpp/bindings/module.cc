@@ -11,6 +11,7 @@ namespace simdplan::bind {
 void bind_collision(nb::module_& m);
 void bind_robots(nb::module_& m);
 void bind_planner(nb::module_& m);
+void bind_pointcloud(nb::module_& m);
 }  // namespace simdplan::bind
 
 NB_MODULE(_core, m) {
@@ -23,4 +24,5 @@ NB_MODULE(_core, m) {
   simdplan::bind::bind_collision(m);
   simdplan::bind::bind_robots(m);
   simdplan::bind::bind_planner(m);
+  simdplan::bind::bind_pointcloud(m);
 }

@@ -1,0 +1,33 @@
+// simdplan/capt/capt_kernels.hh: the CAPT query entry points one ISA build provides (ISA-neutral).
+//
+// cpp/src/capt_isa.cc is compiled once per ISA (like kernels_isa.cc) and fills one CaptKernels;
+// capt_kernels_active() (cpp/src/capt.cc) returns the table of the ISA that simdplan::active()
+// names, so simdplan.set_isa() switches the standalone CAPT queries too. Only PODs cross this line.
+#pragma once
+#include <cstdint>
+
+#include "simdplan/capt/view.hh"
+
+namespace simdplan {
+
+struct CaptKernels {
+  const char* name;  // "scalar", "avx2", "avx512"
+  int32_t lanes;     // floats per vector in this build
+
+  // n spheres (centres n x 3 float32 row-major, radii n float32, each in [r_min, r_max]; the caller
+  // checks): out[i] = 1 iff sphere i penetrates a point, |c - p| < r + point_radius; else 0.
+  // One sphere at a time: scalar descent, afforded points tested W at a time.
+  void (*collides_one)(const CaptView* tree, const float* centers, const float* radii, int64_t n, uint8_t* out);
+  // Same answers, W spheres per call of the lane-batched capt_hit<V> (the form the batch kernels use).
+  void (*collides_lanes)(const CaptView* tree, const float* centers, const float* radii, int64_t n, uint8_t* out);
+};
+
+// The tables of the ISA builds compiled in (nullptr where not compiled).
+const CaptKernels* capt_kernels_scalar();
+const CaptKernels* capt_kernels_avx2();
+const CaptKernels* capt_kernels_avx512();
+
+// The table matching simdplan::active().name (scalar for a name without a CAPT build).
+const CaptKernels& capt_kernels_active();
+
+}  // namespace simdplan
