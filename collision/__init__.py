@@ -1,9 +1,9 @@
-"""simdplan.collision: obstacles (primitives), the CAPT and point-cloud tools; meshes in a later release."""
+"""simdplan.collision: obstacles (primitives and point clouds), the CAPT, point-cloud tools; meshes in a later release."""
 
-from simdplan.collision.environment import KINDS, Environment, Obstacle
+from simdplan.collision.environment import KINDS, PRIMITIVES, Environment, Obstacle
 from simdplan.collision import pointcloud
 from simdplan.collision.capt import CAPT
 from simdplan.collision.pointcloud import close_pairs, filter_pointcloud, load_pointcloud, remove_robot_points
 
-__all__ = ["Environment", "Obstacle", "KINDS", "CAPT", "pointcloud", "close_pairs", "filter_pointcloud",
+__all__ = ["Environment", "Obstacle", "KINDS", "PRIMITIVES", "CAPT", "pointcloud", "close_pairs", "filter_pointcloud",
            "load_pointcloud", "remove_robot_points"]

@@ -12,6 +12,14 @@ Shapes:
 - cylinder: solid, flat caps, axis along local z, total height ``length``. Exact, not a capsule.
 - box: oriented, ``half_extents`` along its local x, y, z.
 - plane: the half-space ``{p : normal . p <= offset}``; ``normal`` points into free space.
+- pointcloud: points, each a sphere of ``point_radius`` (>= 0, default 0: bare points). A robot
+  sphere collides iff some point is strictly closer than its radius + padding + point_radius.
+  Tested exactly through a Collision-Affording Point Tree (CAPT, Ramsey et al., RSS 2024), which
+  answers query radii in a range [r_min, r_max] fixed when it is built. By default that range comes
+  from the first robot checked against the environment (its smallest sphere radius up to its
+  largest link bounding sphere, which the checks query first, plus padding) and is widened (the
+  tree rebuilt once) when a later robot or padding needs more; given explicitly, a check that
+  needs radii outside it raises ValueError.
 
 The builder validates every number on entry and compiles to the C++ core lazily: the compiled form
 is built on first use after a change and then reused by every check.
@@ -27,9 +35,13 @@ import numpy as np
 from simdplan import _core
 from simdplan.transforms import as_finite, matrix_to_quat, resolve_pose
 
-KINDS = ("sphere", "capsule", "cylinder", "box", "plane")
+KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud")
 # Order of the C++ core's obstacle kinds in contact reports.
-_CORE_KIND_INDEX = {"sphere": 0, "capsule": 1, "cylinder": 2, "box": 3, "plane": 4}
+_CORE_KIND_INDEX = {"sphere": 0, "capsule": 1, "cylinder": 2, "box": 3, "plane": 4, "pointcloud": 5}
+PRIMITIVES = KINDS[:5]  # the shapes with a closed-form test (not point clouds)
+# NOTE: a tree built for a robot covers its radii with this relative slack, so float32 rounding of
+# "radius + padding" in the core never lands just outside the range.
+_RANGE_SLACK = 1e-5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +64,9 @@ class Obstacle:
         if self.kind == "box":
             rot = p["rotation"]
             return np.r_[p["position"], rot[:, 0], rot[:, 1], rot[:, 2], p["half_extents"], 0.0]
-        return np.r_[p["normal"], p["offset"]]
+        if self.kind == "plane":
+            return np.r_[p["normal"], p["offset"]]
+        raise ValueError("a point cloud has no flat record (the core reads its CAPT)")
 
 
 def _positive(value, name: str, allow_zero: bool = False) -> float:
@@ -79,6 +93,7 @@ class Environment:
         self._next_id = 0
         self._compiled = None
         self._index: dict[str, list[int]] = {}
+        self._trees: dict[int, object] = {}  # point cloud id -> its built _core.CaptTree (kept across compiles)
 
     # ----- building -----
     def _add(self, kind: str, name: str | None, params: dict) -> int:
@@ -126,16 +141,44 @@ class Environment:
         off = float(as_finite(offset, (), "plane offset"))
         return self._add("plane", name, {"normal": n / norm, "offset": off / norm})
 
+    def add_pointcloud(self, points, point_radius: float = 0.0, r_min: float | None = None,
+                       r_max: float | None = None, *, name: str | None = None) -> int:
+        """Point cloud: ``points`` (n, 3), world frame, metres, n >= 1, all finite.
+
+        ``point_radius`` (>= 0) inflates every point. ``r_min`` / ``r_max``: the robot sphere radii
+        (padding included) the cloud's CAPT must answer; None takes them from the robot at the first
+        check (see the module docstring). The points are copied as float32, the precision of the
+        checks; a tree is built once per range and never copied per check or per plan.
+        """
+        pts = np.asarray(points)
+        if pts.dtype == object or not (np.issubdtype(pts.dtype, np.floating) or np.issubdtype(pts.dtype, np.integer)):
+            raise TypeError(f"point cloud points must be a numeric (n, 3) array, got dtype {pts.dtype}")
+        if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 1:
+            raise ValueError(f"point cloud points must have shape (n, 3) with n >= 1, got {pts.shape}")
+        pts = np.ascontiguousarray(pts, dtype=np.float32)
+        bad = ~np.isfinite(pts).all(axis=1)
+        if bad.any():
+            raise ValueError(f"point cloud has {int(bad.sum())} non-finite points (first at row {int(np.argmax(bad))})")
+        pr = _positive(point_radius, "point_radius", allow_zero=True)
+        rmin = None if r_min is None else _positive(r_min, "r_min", allow_zero=True)
+        rmax = None if r_max is None else _positive(r_max, "r_max")
+        if rmin is not None and rmax is not None and rmin > rmax:
+            raise ValueError(f"r_min ({rmin}) must not exceed r_max ({rmax})")
+        pts.flags.writeable = False
+        return self._add("pointcloud", name, {"points": pts, "point_radius": pr, "r_min": rmin, "r_max": rmax})
+
     def remove(self, obstacle_id: int) -> None:
         """Remove the obstacle with this id (KeyError if there is none)."""
         if obstacle_id not in self._obstacles:
             raise KeyError(f"no obstacle with id {obstacle_id} in this environment")
         del self._obstacles[obstacle_id]
+        self._trees.pop(obstacle_id, None)
         self._compiled = None
 
     def clear(self) -> None:
         """Remove every obstacle."""
         self._obstacles.clear()
+        self._trees.clear()
         self._compiled = None
 
     # ----- reading -----
@@ -152,17 +195,24 @@ class Environment:
         counts = {k: 0 for k in KINDS}
         for o in self._obstacles.values():
             counts[o.kind] += 1
-        plural = {"sphere": "spheres", "capsule": "capsules", "cylinder": "cylinders", "box": "boxes", "plane": "planes"}
-        parts = ", ".join(f"{v} {k if v == 1 else plural[k]}" for k, v in counts.items() if v)
+        plural = {"sphere": "spheres", "capsule": "capsules", "cylinder": "cylinders", "box": "boxes", "plane": "planes",
+                  "pointcloud": "point clouds"}
+        singular = {"pointcloud": "point cloud"}
+        parts = ", ".join(f"{v} {singular.get(k, k) if v == 1 else plural[k]}" for k, v in counts.items() if v)
         return f"Environment({parts or 'empty'})"
 
     def to_dicts(self) -> list[dict]:
-        """Obstacles as plain dicts (position + quaternion [x, y, z, w]), e.g. for scene files."""
+        """Obstacles as plain dicts (position + quaternion [x, y, z, w]), e.g. for scene files.
+
+        A point cloud's dict holds its ``points`` as a read-only (n, 3) float32 array."""
         out = []
         for o in self._obstacles.values():
             p = o.params
             d = {"type": o.kind, "name": o.name}
-            if o.kind == "sphere":
+            if o.kind == "pointcloud":
+                d.update(points=p["points"], point_radius=p["point_radius"])
+                d.update({k: p[k] for k in ("r_min", "r_max") if p[k] is not None})
+            elif o.kind == "sphere":
                 d.update(position=p["center"].tolist(), radius=p["radius"])
             elif o.kind == "plane":
                 d.update(normal=p["normal"].tolist(), offset=p["offset"])
@@ -179,16 +229,68 @@ class Environment:
     def _model(self):
         """The C++ EnvironmentModel for the current obstacles (built once per change)."""
         if self._compiled is None:
-            groups: dict[str, list] = {k: [] for k in KINDS}
+            groups: dict[str, list] = {k: [] for k in PRIMITIVES}
             index: dict[str, list[int]] = {k: [] for k in KINDS}
+            trees, cloud_tree, aabbs, radii = [], [], [], []
             for o in self._obstacles.values():
-                groups[o.kind].append(o.record())
                 index[o.kind].append(o.id)
+                if o.kind != "pointcloud":
+                    groups[o.kind].append(o.record())
+                    continue
+                p = o.params
+                tree = self._trees.get(o.id)
+                if tree is None and p["r_min"] is not None and p["r_max"] is not None:
+                    tree = self._build_tree(o, p["r_min"], p["r_max"])
+                cloud_tree.append(len(trees) if tree is not None else -1)
+                if tree is not None:
+                    trees.append(tree)
+                aabbs.append(np.r_[p["points"].min(axis=0), p["points"].max(axis=0)])
+                radii.append(p["point_radius"])
             sizes = {"sphere": 4, "capsule": 8, "cylinder": 8, "box": 16, "plane": 4}
-            arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in KINDS]
-            self._compiled = _core.EnvironmentModel(*arrays)
+            arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in PRIMITIVES]
+            self._compiled = _core.EnvironmentModel(*arrays, trees, cloud_tree,
+                                                    np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),
+                                                    np.asarray(radii, dtype=np.float32))
             self._index = index
         return self._compiled
+
+    def _build_tree(self, o: Obstacle, r_min: float, r_max: float):
+        p = o.params
+        try:
+            tree = _core.CaptTree(p["points"], float(r_min), float(r_max), float(p["point_radius"]))
+        except ValueError as e:
+            raise ValueError(f"point cloud {o.name!r} (id {o.id}): {e}") from None
+        self._trees[o.id] = tree
+        return tree
+
+    def _fit_clouds(self, r_lo: float, r_hi: float) -> None:
+        """Makes every point cloud answer robot sphere radii [r_lo, r_hi]: clouds with a range from
+        the robot get a tree covering it (widened if one exists); an explicit range that does not
+        cover it is an error naming the cloud."""
+        if not self._trees and not any(o.kind == "pointcloud" for o in self._obstacles.values()):
+            return
+        changed = False
+        for o in self._obstacles.values():
+            if o.kind != "pointcloud":
+                continue
+            p = o.params
+            tree = self._trees.get(o.id)
+            have = (tree.r_min, tree.r_max) if tree is not None else None
+            if have is not None and have[0] <= r_lo and r_hi <= have[1]:
+                continue
+            explicit_lo, explicit_hi = p["r_min"], p["r_max"]
+            lo = r_lo * (1 - _RANGE_SLACK) if explicit_lo is None else explicit_lo
+            hi = r_hi * (1 + _RANGE_SLACK) if explicit_hi is None else explicit_hi
+            if have is not None:  # widen: the tree keeps answering what it answered before
+                lo, hi = min(lo, have[0]) if explicit_lo is None else lo, max(hi, have[1]) if explicit_hi is None else hi
+            if not (lo <= r_lo and r_hi <= hi):
+                raise ValueError(f"point cloud {o.name!r} (id {o.id}) was given r_min={explicit_lo}, r_max={explicit_hi}, "
+                                 f"but the robot's spheres with padding have radii in [{r_lo:.6g}, {r_hi:.6g}] m; "
+                                 "give a range that covers them, or leave r_min / r_max as None")
+            self._build_tree(o, lo, hi)
+            changed = True
+        if changed:
+            self._compiled = None
 
     def _obstacle_for(self, core_kind: int, record: int) -> Obstacle:
         """The obstacle behind a C++ contact report (kind index, record index)."""

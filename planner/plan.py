@@ -97,6 +97,7 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     planner works in float32, and every edge passed the discrete Link check at ``resolution``.
     """
     s = _settings(planner, settings)
+    robot._fit_clouds(env, s.padding)  # point-cloud trees answer this robot's radii (built once)
     start, goals = _problem(robot, env, start, goals, s.padding)
     out = _core.plan(robot._model, _env_model(env), s.planner, start, goals, _core_settings(s, robot))
     return _result(out, s, robot, start, goals)
@@ -137,6 +138,7 @@ class Roadmap:
         self.robot = robot
         self.env = env
         self.settings = _settings("prm", settings)
+        robot._fit_clouds(env, self.settings.padding)
         self._env_model = _env_model(env)
         self._session = _core.PrmSession(robot._model, self._env_model, _core_settings(self.settings, robot))
 

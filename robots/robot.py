@@ -237,7 +237,19 @@ class Robot:
             q = _as_f64(q, "q")
         if padding != 0.0:
             padding = _check_padding(padding)
-        return self._core_is_valid(_env_model(env), q, padding)
+        try:
+            return self._core_is_valid(_env_model(env), q, padding)
+        except _core.CloudRadiusError:  # a point cloud's tree waits for this robot's radii
+            self._fit_clouds(env, padding)
+            return self._core_is_valid(_env_model(env), q, padding)
+
+    def _fit_clouds(self, env, padding: float) -> None:
+        """Builds (or widens) env's point-cloud trees for this robot's query radii plus padding: from its
+        smallest sphere to its largest group bounding sphere (the kernels query the bound first)."""
+        if env is not None:
+            r = self._program.spheres[:, 3].astype(np.float32)
+            b = self._program.group_bound[:, 3].astype(np.float32)
+            env._fit_clouds(float(r.min()) + padding, float(max(r.max(), b.max())) + padding)
 
     def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
         """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""
@@ -245,7 +257,11 @@ class Robot:
             Q = _as_f64(Q, "Q")
         if padding != 0.0:
             padding = _check_padding(padding)
-        return self._model.is_valid_many(_env_model(env), Q, padding)
+        try:
+            return self._model.is_valid_many(_env_model(env), Q, padding)
+        except _core.CloudRadiusError:
+            self._fit_clouds(env, padding)
+            return self._model.is_valid_many(_env_model(env), Q, padding)
 
     def motion_samples(self, q0, q1, resolution: float | None = None) -> int:
         """Intervals n of the discrete motion check: n = max(1, ceil(|q1 - q0| * resolution))."""
@@ -264,8 +280,12 @@ class Robot:
         res = self.resolution if resolution is None else resolution
         if padding != 0.0:
             padding = _check_padding(padding)
-        return self._model.is_motion_valid(_env_model(env), _as_f64(q0, "q0"), _as_f64(q1, "q1"),
-                                           float(res), padding)
+        q0, q1 = _as_f64(q0, "q0"), _as_f64(q1, "q1")
+        try:
+            return self._model.is_motion_valid(_env_model(env), q0, q1, float(res), padding)
+        except _core.CloudRadiusError:
+            self._fit_clouds(env, padding)
+            return self._model.is_motion_valid(_env_model(env), q0, q1, float(res), padding)
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
@@ -288,5 +308,27 @@ class Robot:
                 ob = env._obstacle_for(kind, other)
                 out.append(Violation("environment", link=links[s], sphere=s, obstacle_id=ob.id, obstacle_name=ob.name,
                                      obstacle_kind=ob.kind, depth=float(depth)))
+        out.extend(self._cloud_violations(qa, env, padding))
+        return out
+
+    def _cloud_violations(self, q: np.ndarray, env: Environment, padding: float) -> list[Violation]:
+        """Robot spheres touching point clouds: decided by each cloud's CAPT (the kernels' own test,
+        so this agrees with is_valid), depth from the exact nearest point (NumPy, float64)."""
+        clouds = [o for o in env if o.kind == "pointcloud"]
+        if not clouds:
+            return []
+        self._fit_clouds(env, padding)
+        world = self.fk(q)
+        centres = np.ascontiguousarray(world[:, :3], dtype=np.float32)
+        radii = (world[:, 3] + np.float32(padding)).astype(np.float32)
+        links, out = self.sphere_links, []
+        for ob in clouds:
+            hits = env._trees[ob.id].collides(centres, radii)
+            pts = ob.params["points"].astype(np.float64)
+            for s in np.flatnonzero(hits):
+                d = float(np.sqrt(((pts - centres[s].astype(np.float64)) ** 2).sum(axis=1).min()))
+                depth = float(radii[s]) + ob.params["point_radius"] - d
+                out.append(Violation("environment", link=links[s], sphere=int(s), obstacle_id=ob.id,
+                                     obstacle_name=ob.name, obstacle_kind=ob.kind, depth=depth))
         return out
 

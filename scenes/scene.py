@@ -12,6 +12,7 @@ A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
       - {type: cylinder, position: [...], euler: [rx, ry, rz], radius: r, length: l}
       - {type: box, position: [...], quat: [...], half_extents: [hx, hy, hz]}
       - {type: plane, normal: [nx, ny, nz], offset: d}
+      - {type: pointcloud, file: scan.npy, point_radius: 0.0}   # .npy .ply .pcd .xyz; r_min, r_max optional
     start: [q1, ..., qn]
     goals: [[q1, ..., qn], ...]             # or goal: [q1, ..., qn]
     planner: {planner: rrtc, seed: 0, ...}  # optional: PlannerSettings fields
@@ -19,7 +20,8 @@ A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
 Units and conventions are simdplan's: metres and radians, quaternions ``[x, y, z, w]``, Euler
 angles extrinsic x-y-z (URDF rpy), a shape's pose is its centre, cylinders and capsules run along
 their local z with total length ``length``, a plane is the half-space ``normal . p <= offset``.
-Orientation is optional (axis-aligned). URDF/SRDF paths are relative to the scene file's folder.
+Orientation is optional (axis-aligned). URDF/SRDF and point-cloud paths are relative to the scene
+file's folder.
 
 Every problem found while loading raises an error that names the file, the key path (for example
 ``obstacles[3].half_extents``) and what is wrong: ``SceneError`` (a ValueError) for content,
@@ -58,6 +60,7 @@ OBSTACLE_KEYS = {
     "cylinder": (("position", "radius", "length"), ("quat", "euler")),
     "box": (("position", "half_extents"), ("quat", "euler")),
     "plane": (("normal",), ("offset",)),
+    "pointcloud": (("file",), ("point_radius", "r_min", "r_max")),
 }
 OBSTACLE_TYPES = tuple(OBSTACLE_KEYS)
 
@@ -180,8 +183,10 @@ def builder_key(message: str, given: dict, aliases: dict = _BUILDER_WORDS) -> st
     return None
 
 
-def add_obstacle(r: Reader, env: Environment, spec, key: str) -> int:
-    """Add one scene-file obstacle (``spec``, at ``key``) to ``env``; returns its id."""
+def add_obstacle(r: Reader, env: Environment, spec, key: str, base_dir: str = ".",
+                 sources: dict | None = None) -> int:
+    """Add one scene-file obstacle (``spec``, at ``key``) to ``env``; returns its id. Point-cloud
+    files are read relative to ``base_dir``; ``sources`` (if given) records id -> absolute file."""
     spec = r.mapping(spec, key)
     if "type" not in spec:
         r.fail(_join(key, "type"), f"missing; every obstacle needs a type: one of {', '.join(OBSTACLE_TYPES)}")
@@ -200,6 +205,19 @@ def add_obstacle(r: Reader, env: Environment, spec, key: str) -> int:
         if kind == "plane":
             offset = r.number(spec["offset"], k("offset")) if "offset" in spec else 0.0
             return env.add_plane(r.vector(spec["normal"], 3, k("normal")), offset, name=name)
+        if kind == "pointcloud":
+            from simdplan.collision.pointcloud import load_pointcloud
+
+            path = os.path.join(base_dir, r.string(spec["file"], k("file")))
+            try:
+                points = load_pointcloud(path)
+            except (OSError, ValueError) as exc:
+                raise SceneError(r.file, k("file"), str(exc)) from None
+            opt = {f: r.number(spec[f], k(f)) for f in ("point_radius", "r_min", "r_max") if f in spec}
+            oid = env.add_pointcloud(points, name=name, **opt)
+            if sources is not None:
+                sources[oid] = os.path.abspath(path)
+            return oid
         if "quat" in spec and "euler" in spec:
             r.fail(key, "give the orientation as quat or as euler, not both")
         pos = r.vector(spec["position"], 3, k("position"))
@@ -398,6 +416,8 @@ class Scene:
     ``save`` can write it back; None if unknown. path: the file the scene was read from (absolute)
     or None. MotionBenchMaker scenes also carry ``problem`` (class name), ``index`` and ``valid``
     (the file's flag: start and some goal collision-free under the reference model).
+    cloud_files: point-cloud obstacle id -> the absolute path of the file it was read from (or
+    written to by ``save``); ``save`` writes clouds without one as .npy files beside the scene.
     """
 
     robot: Robot
@@ -412,6 +432,7 @@ class Scene:
     problem: str | None = None
     index: int | None = None
     valid: bool | None = None
+    cloud_files: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.start = np.array(self.start, dtype=np.float64)
@@ -445,7 +466,18 @@ class Scene:
         if self.description:
             out["description"] = str(self.description)
         out["robot"] = _robot_spec_for(self.robot_spec, self.path, relative_to)
-        out["obstacles"] = [_plain(d) for d in self.env.to_dicts()]
+        obstacles = []
+        for ob, d in zip(self.env, self.env.to_dicts()):
+            if ob.kind == "pointcloud":
+                if ob.id not in self.cloud_files:
+                    raise ValueError(f"point cloud {ob.name!r} has no file: use simdplan.scenes.save(scene, path), "
+                                     "which writes it beside the scene, or set scene.cloud_files[id]")
+                src = self.cloud_files[ob.id]
+                d.pop("points")
+                d = {"type": d.pop("type"), "name": d.pop("name"),
+                     "file": os.path.relpath(src, relative_to) if relative_to else src, **d}
+            obstacles.append(_plain(d))
+        out["obstacles"] = obstacles
         out["start"] = self.start.tolist()
         out["goals"] = self.goals.tolist()
         planner = settings_dict(self.settings)
@@ -513,8 +545,9 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None) -> Scene:
     obstacles = [] if obstacles is None else obstacles
     if not isinstance(obstacles, list):
         r.fail("obstacles", f"must be a list of obstacles, got {_what(obstacles)}")
+    cloud_files: dict[int, str] = {}
     for i, ob in enumerate(obstacles):
-        add_obstacle(r, env, ob, f"obstacles[{i}]")
+        add_obstacle(r, env, ob, f"obstacles[{i}]", os.path.dirname(path), cloud_files)
 
     start = r.config(data["start"], robot, "start")
     if "goals" in data and "goal" in data:
@@ -535,7 +568,7 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None) -> Scene:
     settings = read_settings(r, data["planner"]) if "planner" in data and data["planner"] is not None \
         else _default_settings()
     return Scene(robot=robot, env=env, start=start, goals=np.array(goals), settings=settings, name=name,
-                 description=description, path=path, robot_spec=_plain(spec))
+                 description=description, path=path, robot_spec=_plain(spec), cloud_files=cloud_files)
 
 
 # ----------------------------------------------------------------------------- writing files
@@ -580,13 +613,20 @@ def dumps(scene: Scene, fmt: str = "yaml", relative_to: str | None = None) -> st
 
 
 def save(scene: Scene, path: str | os.PathLike) -> str:
-    """Write ``scene`` to ``path``: YAML for .yaml/.yml, JSON for .json. URDF/SRDF paths are rewritten
-    relative to the new file's folder. Returns the absolute path written. ``load`` of the result
-    gives the same obstacles, start, goals and settings."""
+    """Write ``scene`` to ``path``: YAML for .yaml/.yml, JSON for .json. URDF/SRDF and point-cloud paths
+    are rewritten relative to the new file's folder; a point cloud without a file is written beside
+    it as ``<stem>.<cloud name>.npy``. Returns the absolute path written. ``load`` of the result gives
+    the same obstacles, start, goals and settings."""
     path = os.path.abspath(os.fspath(path))
     ext = os.path.splitext(path)[1].lower()
     if ext not in EXTENSIONS:
         raise ValueError(f"{path}: unknown scene file extension {ext or '(none)'!r}; use .yaml, .yml or .json")
+    stem = os.path.splitext(path)[0]
+    for ob in scene.env:
+        if ob.kind == "pointcloud" and ob.id not in scene.cloud_files:
+            cloud = f"{stem}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', ob.name)}.npy"
+            np.save(cloud, np.asarray(ob.params["points"]))
+            scene.cloud_files[ob.id] = cloud
     text = dumps(scene, "json" if ext == ".json" else "yaml", relative_to=os.path.dirname(path))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

@@ -17,6 +17,7 @@ Obstacles are plain dicts ("specs") that both the reference and ``make_environme
   {"kind": "capsule" | "cylinder", "position": (3,), "quat": (4,) or "euler": (3,), "radius", "length"}
   {"kind": "box", "position": (3,), "quat"/"euler", "half_extents": (3,)}
   {"kind": "plane", "normal": (3,), "offset": d}
+  {"kind": "pointcloud", "points": (n, 3), "point_radius": pr}   (each point a sphere of pr >= 0)
 (``quat``/``euler`` may be omitted: axis-aligned; ``pose`` (4, 4) may replace position + rotation.)
 
 Robot spheres (``reference_fk``): link poses come from yourdfpy (its own URDF parser and scene
@@ -133,9 +134,23 @@ def plane_distance(p, normal, offset) -> np.ndarray:
     return _pts(p) @ (n / norm) - offset / norm
 
 
+def pointcloud_distance(p, points, point_radius=0.0) -> np.ndarray:
+    """Distance from points p (..., 3) to the nearest cloud point, minus the point radius (brute force)."""
+    p = _pts(p)
+    flat = p.reshape(-1, 3)
+    pts = np.asarray(points, dtype=np.float64)
+    out = np.empty(len(flat))
+    for i in range(0, len(flat), 256):  # chunks keep the (chunk, n) distance matrix small
+        d2 = ((flat[i:i + 256, None, :] - pts[None, :, :]) ** 2).sum(axis=-1)
+        out[i:i + 256] = np.sqrt(d2.min(axis=1))
+    return out.reshape(p.shape[:-1]) - point_radius
+
+
 def distance(p, spec: dict) -> np.ndarray:
     """Signed distance from points p (..., 3) to the obstacle described by ``spec``."""
     kind = spec["kind"]
+    if kind == "pointcloud":
+        return pointcloud_distance(p, spec["points"], spec.get("point_radius", 0.0))
     if kind == "sphere":
         return sphere_distance(p, spec["center"], spec["radius"])
     if kind == "plane":
@@ -177,6 +192,9 @@ def make_environment(specs, env=None):
             continue
         if kind == "plane":
             ids.append(env.add_plane(s["normal"], s.get("offset", 0.0)))
+            continue
+        if kind == "pointcloud":
+            ids.append(env.add_pointcloud(s["points"], s.get("point_radius", 0.0), s.get("r_min"), s.get("r_max")))
             continue
         if "pose" in s:
             pose_kw = {"position": np.asarray(s["pose"], dtype=np.float64)}

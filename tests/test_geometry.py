@@ -121,7 +121,7 @@ def rotation_kw(draw) -> dict:
 
 @st.composite
 def obstacle(draw, kind=None) -> dict:
-    kind = kind or draw(st.sampled_from(simdplan.collision.KINDS))
+    kind = kind or draw(st.sampled_from(simdplan.collision.PRIMITIVES))
     if kind == "sphere":
         return {"kind": "sphere", "center": draw(vec3), "radius": draw(size)}
     if kind == "plane":

@@ -46,12 +46,15 @@ void add_aabbs(const std::vector<float>& recs, int floats, ObstacleKind kind, Ha
 }  // namespace
 
 Environment::Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
-                         std::vector<float> boxes, std::vector<float> planes)
+                         std::vector<float> boxes, std::vector<float> planes,
+                         std::vector<std::shared_ptr<const capt::Tree>> clouds, std::vector<float> cloud_aabbs,
+                         std::vector<float> cloud_point_radius)
     : spheres_(std::move(spheres)),
       capsules_(std::move(capsules)),
       cylinders_(std::move(cylinders)),
       boxes_(std::move(boxes)),
-      planes_(std::move(planes)) {
+      planes_(std::move(planes)),
+      trees_(std::move(clouds)) {
   view_.n_spheres = records(spheres_, kSphereFloats, "sphere");
   view_.spheres = spheres_.data();
   view_.n_capsules = records(capsules_, kCapsuleFloats, "capsule");
@@ -82,6 +85,36 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   }, aabbs, obstacle_kind_, obstacle_record_);
   add_aabbs(planes_, kPlaneFloats, kObsPlane, [](const float*, double* h) { h[0] = h[1] = h[2] = 0; }, aabbs,
             obstacle_kind_, obstacle_record_);
+
+  // point clouds: the box record of each cloud's AABB doubles as its broad-phase record
+  const size_t nc = trees_.size();
+  if (cloud_aabbs.size() != 6 * nc || cloud_point_radius.size() != nc)
+    throw std::invalid_argument("environment: cloud_aabbs needs 6 floats and cloud_point_radius 1 per cloud");
+  clouds_.resize(nc);
+  for (size_t c = 0; c < nc; ++c) {
+    const float* bb = cloud_aabbs.data() + 6 * c;
+    float pr = cloud_point_radius[c];
+    if (trees_[c]) {
+      clouds_[c] = trees_[c]->view();
+      pr = clouds_[c].point_radius;
+    } else {
+      clouds_[c] = CaptView{};
+      clouds_[c].depth = -1;  // not built: require_cloud_radii refuses every check
+    }
+    if (!(pr >= 0) || !std::isfinite(pr)) throw std::invalid_argument("environment: cloud point radius must be >= 0");
+    float box[kBoxFloats] = {0};
+    for (int k = 0; k < 3; ++k) {
+      if (!std::isfinite(bb[k]) || !std::isfinite(bb[3 + k]) || bb[k] > bb[3 + k])
+        throw std::invalid_argument("environment: cloud " + std::to_string(c) + " has an invalid AABB");
+      box[k] = 0.5f * (bb[k] + bb[3 + k]);
+      box[12 + k] = 0.5f * (bb[3 + k] - bb[k]) + pr;
+    }
+    box[3] = box[7] = box[11] = 1.0f;  // axes: identity
+    cloud_boxes_.insert(cloud_boxes_.end(), box, box + kBoxFloats);
+  }
+  add_aabbs(cloud_boxes_, kBoxFloats, kObsCloud, [](const float* o, double* h) {
+    for (int k = 0; k < 3; ++k) h[k] = o[12 + k];
+  }, aabbs, obstacle_kind_, obstacle_record_);
   const size_t n = obstacle_kind_.size(), stride = n + kAabbPad;
   aabb_soa_.assign(6 * stride, 0.0f);
   for (size_t c = 0; c < 6; ++c)
@@ -91,10 +124,28 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   view_.aabb_soa = aabb_soa_.data();
   view_.obstacle_kind = obstacle_kind_.data();
   view_.obstacle_record = obstacle_record_.data();
+  view_.n_clouds = static_cast<int32_t>(nc);
+  view_.clouds = clouds_.data();
+  view_.cloud_boxes = cloud_boxes_.data();
+}
+
+void Environment::require_cloud_radii(float r_lo, float r_hi) const {
+  for (size_t c = 0; c < clouds_.size(); ++c) {
+    const CaptView& t = clouds_[c];
+    if (t.depth < 0)
+      throw CloudRadiusError("point cloud " + std::to_string(c) + " has no tree yet", int32_t(c), r_lo, r_hi);
+    if (r_lo < t.r_min || r_hi > t.r_max)
+      throw CloudRadiusError("point cloud " + std::to_string(c) + " answers sphere radii in [" +
+                                 std::to_string(t.r_min) + ", " + std::to_string(t.r_max) + "] m, but the robot's " +
+                                 "spheres (with padding) span [" + std::to_string(r_lo) + ", " + std::to_string(r_hi) +
+                                 "] m",
+                             int32_t(c), r_lo, r_hi);
+  }
 }
 
 int64_t Environment::size() const {
-  return int64_t(view_.n_spheres) + view_.n_capsules + view_.n_cylinders + view_.n_boxes + view_.n_planes;
+  return int64_t(view_.n_spheres) + view_.n_capsules + view_.n_cylinders + view_.n_boxes + view_.n_planes +
+         view_.n_clouds;
 }
 
 }  // namespace simdplan

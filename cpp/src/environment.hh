@@ -4,22 +4,45 @@
 // environment can be shared by any number of concurrent checks.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "simdplan/capt/tree.hh"
 #include "simdplan/collision/environment_view.hh"
 
 namespace simdplan {
 
+// A point cloud cannot answer a robot's sphere radii (its tree was built for another range, or not
+// yet); Python catches it to build the tree for the robot, or reports it.
+struct CloudRadiusError : std::invalid_argument {
+  CloudRadiusError(const std::string& what, int32_t cloud, float need_lo, float need_hi)
+      : std::invalid_argument(what), cloud(cloud), need_lo(need_lo), need_hi(need_hi) {}
+  int32_t cloud;
+  float need_lo, need_hi;
+};
+
 class Environment {
  public:
+  // clouds: built trees shared with Python (never copied); nullptr for a cloud whose tree waits for
+  // the robot's radii. cloud_aabbs: 6 floats per cloud (min x y z, max x y z of its points, before
+  // the point radius, which comes from the tree or cloud_point_radius when the tree is missing).
   Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
-              std::vector<float> boxes, std::vector<float> planes);
+              std::vector<float> boxes, std::vector<float> planes,
+              std::vector<std::shared_ptr<const capt::Tree>> clouds = {}, std::vector<float> cloud_aabbs = {},
+              std::vector<float> cloud_point_radius = {});
 
   const EnvironmentView& view() const { return view_; }
   int64_t size() const;
+  // Throws CloudRadiusError unless every cloud has a tree that answers radii [r_lo, r_hi].
+  void require_cloud_radii(float r_lo, float r_hi) const;
 
  private:
   std::vector<float> spheres_, capsules_, cylinders_, boxes_, planes_;
+  std::vector<std::shared_ptr<const capt::Tree>> trees_;
+  std::vector<CaptView> clouds_;
+  std::vector<float> cloud_boxes_;
   std::vector<float> aabb_soa_;
   std::vector<int32_t> obstacle_kind_, obstacle_record_;
   EnvironmentView view_{};

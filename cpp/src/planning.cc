@@ -71,6 +71,7 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
                 const double* goals, int32_t n_goals, const PlannerSettings& s) {
   check_problem(s, n_goals);
+  robot.require_clouds(env, s.padding);
   const int32_t dof = robot.dof();
   const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   PlanOutput out;
@@ -107,6 +108,7 @@ PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const Pl
       sampler_(settings.sampler, settings.seed, lower_, upper_) {}
 
 int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
+  robot_.require_clouds(env_, settings_.padding);
   PlannerStats stats;
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_, stats);
   return roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, planner::Deadline(time_limit));
@@ -114,6 +116,7 @@ int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
 
 PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s) {
   check_problem(s, n_goals);
+  robot_.require_clouds(env_, settings_.padding);
   PlanOutput out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.

@@ -66,6 +66,14 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   }
   require(size_t(next) == ns, "group sphere ranges must cover every sphere");
   for (size_t s = 0; s < ns; ++s) require(a_.spheres[4 * s + 3] > 0, "sphere radii must be > 0");
+  if (ns > 0) {
+    radius_min_ = query_max_ = a_.spheres[3];
+    for (size_t s = 0; s < ns; ++s) {
+      radius_min_ = std::min(radius_min_, a_.spheres[4 * s + 3]);
+      query_max_ = std::max(query_max_, a_.spheres[4 * s + 3]);
+    }
+    for (size_t g = 0; g < ng; ++g) query_max_ = std::max(query_max_, a_.group_bound[4 * g + 3]);
+  }
   require(a_.pairs.size() % 2 == 0, "pairs need 2 entries each");
   require(a_.lower.size() == size_t(a_.dof) && a_.upper.size() == size_t(a_.dof) && a_.wrap.size() == size_t(a_.dof),
           "limit arrays must have dof entries");
@@ -149,6 +157,7 @@ bool RobotModel::convert_row(const Strided& q, int64_t r, float* out, const char
 }
 
 bool RobotModel::is_valid(const Environment& env, const Strided& q, float padding) const {
+  require_clouds(env, padding);
   const KernelTable& k = active();
   alignas(64) float row[64];
   std::vector<float>& big = row_buffer();
@@ -162,6 +171,7 @@ bool RobotModel::is_valid(const Environment& env, const Strided& q, float paddin
 }
 
 void RobotModel::is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const {
+  require_clouds(env, padding);
   const KernelTable& k = active();
   // PERF: convert in blocks so the float copy stays in L1 while the kernel reads it.
   constexpr int64_t kBlock = 256;
@@ -199,6 +209,7 @@ int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double 
 
 bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                                  float padding) const {
+  require_clouds(env, padding);
   const KernelTable& k = active();
   bool in_limits;
   const int64_t n = edge_intervals(q0, q1, resolution, in_limits);
@@ -263,6 +274,7 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
     const V R{r};
     for (int32_t idx = 0; idx < e.n_obstacles; ++idx) {
       const int32_t kind = e.obstacle_kind[idx];
+      if (kind == kObsCloud) continue;  // NOTE: cloud contacts are found exactly by simdplan.robots (NumPy)
       const float* o = isa_scalar::obstacle_data(e, idx);
       if (isa_scalar::obstacle_hit(kind, o, x, y, z, R).m)
         out.push_back({false, s, e.obstacle_record[idx], kind, r - isa_scalar::obstacle_sdist(kind, o, x, y, z).v});

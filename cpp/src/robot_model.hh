@@ -62,6 +62,12 @@ class RobotModel {
   void fk_spheres(const Strided& q, float* out) const;
   void fk_bodies(const Strided& q, float* out) const;
   std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
+  // Throws CloudRadiusError unless every point cloud of env answers this robot's query radii plus
+  // padding (the CAPT contract): its smallest sphere up to its largest group bounding sphere (the
+  // kernels query clouds with the bound first). Every check entry point calls it before the kernels.
+  void require_clouds(const Environment& env, float padding) const {
+    if (env.view().n_clouds > 0) env.require_cloud_radii(radius_min_ + padding, query_max_ + padding);
+  }
 
  private:
   // Validates resolution and both ends (non-finite values throw); returns the Link intervals n and
@@ -71,6 +77,8 @@ class RobotModel {
   bool convert_row(const Strided& q, int64_t r, float* out, const char* name) const;
 
   RobotArrays a_;
+  float radius_min_ = 0.0f;  // smallest sphere
+  float query_max_ = 0.0f;   // largest sphere or group bound radius
   std::vector<int32_t> pair_begin_;
   std::vector<float> sphere_soa_;
   RobotView view_{};

@@ -56,6 +56,9 @@ MBM_ANCHOR = {
     "planning_us_median": [47, 49], "planning_us_mean": 110,
     "total_us_median": 159, "final_cost_median": 4.90,
 }
+# The same source's point-cloud setting: 10k surface points per obstacle, filtered at 2 cm.
+MBM_CLOUD_ANCHOR = {"planning_us_median": 169, "filter_ms_median": 2.9, "build_ms_median": 3.2,
+                    "points_per_obstacle": 10_000, "filter_m": 0.02}
 
 
 class UserError(Exception):
@@ -626,6 +629,25 @@ def plan_problem(scene, settings, checked) -> dict:
     return rec
 
 
+def _as_pointcloud(scene, per_obstacle: int, min_dist: float) -> dict:
+    """Replaces scene.env by a point cloud sampled on its obstacles' surfaces (the MotionBenchMaker
+    point-cloud setting), filtered at ``min_dist``, its CAPT built for the robot; returns the timings."""
+    from simdplan.collision import Environment
+    from simdplan.collision.pointcloud import filter_pointcloud
+    from simdplan.scenes import mbm
+
+    raw = mbm.surface_points(scene.env, per_obstacle, seed=scene.index)
+    t0 = time.perf_counter_ns()
+    pts = filter_pointcloud(raw, min_dist)
+    filter_ns = time.perf_counter_ns() - t0
+    env = Environment()
+    cid = env.add_pointcloud(pts)
+    scene.robot._fit_clouds(env, 0.0)  # builds the tree (timed by the core)
+    scene.env = env
+    return {"cloud_points": int(len(raw)), "cloud_kept": int(len(pts)), "filter_us": filter_ns / 1e3,
+            "build_us": env._trees[cid].stats["build_ns"] / 1e3}
+
+
 def cmd_bench_mbm(args) -> int:
     from simdplan.scenes import mbm
 
@@ -634,6 +656,10 @@ def cmd_bench_mbm(args) -> int:
     if args.json:
         _check_json_out(args.json)
     classes = _parse_classes(args.problems, list(mbm.classes()))
+    if args.pointcloud is not None and args.pointcloud < 1:
+        raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
+    if not args.filter >= 0:
+        raise UserError(f"--filter must be >= 0 metres, got {args.filter}")
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
     _apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
@@ -652,12 +678,16 @@ def cmd_bench_mbm(args) -> int:
             for scene in problems:
                 settings, checked = _apply_overrides(getattr(scene, "settings", None), overrides)
                 used_settings = used_settings or dataclasses.asdict(checked)
+                cloud = _as_pointcloud(scene, args.pointcloud, args.filter) if args.pointcloud else None
                 records.append(plan_problem(scene, settings, checked))
+                if cloud:
+                    records[-1].update(cloud)
                 progress.advance(f"{scene.problem} {scene.index}")
         except KeyboardInterrupt:
             interrupted = True
     elapsed = time.perf_counter() - t_start
 
+    args._records = records
     summary = {c: summarize([r for r in records if r["problem"] == c]) for c in order}
     summary["all"] = summarize(records)
     _print_bench_report(args, machine, robot, used_settings, summary, order, len(problems), len(records), elapsed)
@@ -705,7 +735,8 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
     print(f"machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), {machine['platform']}, "
           f"Python {machine['python']}; load average {', '.join(f'{x:.2f}' for x in machine['loadavg'] or [])}")
     print(f"simdplan.info(): {si}")
-    print(f"MotionBenchMaker {robot.name}, mode {args.mode}: {n_done} of {n_selected} problems planned in "
+    mode = f"point clouds sampled on the {args.mode} obstacles" if args.pointcloud else f"mode {args.mode}"
+    print(f"MotionBenchMaker {robot.name}, {mode}: {n_done} of {n_selected} problems planned in "
           f"{elapsed:.1f} s; planner {s.get('planner')}, seed {s.get('seed')}, time limit "
           f"{_seconds(tl) if tl else 'none'}, max {s.get('max_iterations', 0):,} iterations, "
           f"simplify {'on' if s.get('simplify') else 'off'}, resolution "
@@ -715,7 +746,7 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
     if len(order) > 1:
         sections.add(len(rows))
         rows.append(_bench_row("all", summary["all"]))
-    if robot.name == MBM_ANCHOR["robot"]:
+    if robot.name == MBM_ANCHOR["robot"] and not args.pointcloud:
         sections.add(len(rows))
         rows.append(_anchor_row())
     _print_table("MotionBenchMaker: times in microseconds over the solved problems (planning, "
@@ -728,9 +759,21 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
           f"robot.is_motion_valid at {VERIFY_FACTOR}x the planning resolution, start and goal matching"
           + (f"; {al['verify_failures']} failed, deepest penetration found {al['verify_max_depth_m'] * 1e3:.3g} mm."
              if al["verify_failures"] else "."))
+    clouds = [r for r in getattr(args, "_records", []) if "filter_us" in r]
+    if clouds:
+        ca = MBM_CLOUD_ANCHOR
+        med = lambda k: float(np.median([r[k] for r in clouds]))  # noqa: E731
+        print(f"point clouds: {args.pointcloud:,} surface points per obstacle (median {med('cloud_points'):,.0f} "
+              f"per problem), filtered at {args.filter:g} m to a median {med('cloud_kept'):,.0f}; median filter "
+              f"{med('filter_us') / 1e3:.2f} ms, CAPT build {med('build_us') / 1e3:.2f} ms. Reference (same source, "
+              f"{ca['points_per_obstacle']:,} points per obstacle, {ca['filter_m']:g} m): median planning "
+              f"{ca['planning_us_median']} us, filter {ca['filter_ms_median']} ms, build {ca['build_ms_median']} ms.")
     if al["wall_us_median"] is not None:
         print(f"wall time of one simdplan.plan call from Python (includes its input checks): median "
               f"{_fmt_us(al['wall_us_median'])} us over the solved problems.")
+    if args.pointcloud:
+        sys.stdout.flush()
+        return
     print(f"reference: {a['planner']} on {a['machine']}, all {a['total']} problems: "
           f"{a['solved']}/{a['valid']}/{a['total']} solved, median planning {a['planning_us_median'][0]}-"
           f"{a['planning_us_median'][1]} us, mean {a['planning_us_mean']} us, median planning+simplification "
@@ -790,6 +833,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=int, help="random seed (the same for every problem)")
     m.add_argument("--no-simplify", action="store_true", help="no path simplification")
     m.add_argument("--limit", type=int, metavar="N", help="the first N problems of each class")
+    m.add_argument("--pointcloud", type=int, metavar="N", nargs="?", const=10_000,
+                   help="replace each problem's obstacles by N points sampled on their surfaces (default 10000 "
+                        "per obstacle), filtered (--filter), checked through a CAPT")
+    m.add_argument("--filter", type=float, default=0.02, metavar="M",
+                   help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
     m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)

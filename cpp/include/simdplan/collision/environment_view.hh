@@ -7,8 +7,16 @@
 // outward; +-inf for planes), stored as six arrays (min x, y, z, max x, y, z) of n_obstacles +
 // kAabbPad floats, padded with empty boxes (min +inf, max -inf), so W obstacles are tested per
 // vector instruction; obstacle_kind / obstacle_record say which record each AABB belongs to.
+//
+// Point clouds are obstacles of kind kObsCloud: their AABB (points grown by the point radius) is in
+// the same broad phase, obstacle_record is the cloud's index, and obstacle_data gives its AABB as a
+// box record (cloud_boxes) for the bounding-sphere pre-test. The exact test goes through the
+// cloud's CAPT (clouds[i], capt/query.hh), which answers only radii in [r_min, r_max]: every entry
+// point checks the robot's radii against that range before any kernel runs.
 #pragma once
 #include <cstdint>
+
+#include "simdplan/capt/view.hh"
 
 namespace simdplan {
 
@@ -20,7 +28,14 @@ constexpr int kPlaneFloats = 4;     // nx ny nz d
 
 constexpr int32_t kAabbPad = 16;  // widest vector
 
-enum ObstacleKind : int32_t { kObsSphere = 0, kObsCapsule = 1, kObsCylinder = 2, kObsBox = 3, kObsPlane = 4 };
+enum ObstacleKind : int32_t {
+  kObsSphere = 0,
+  kObsCapsule = 1,
+  kObsCylinder = 2,
+  kObsBox = 3,
+  kObsPlane = 4,
+  kObsCloud = 5
+};
 
 struct EnvironmentView {
   int32_t n_spheres;
@@ -37,6 +52,9 @@ struct EnvironmentView {
   const float* aabb_soa;           // 6 x (n_obstacles + kAabbPad)
   const int32_t* obstacle_kind;    // ObstacleKind
   const int32_t* obstacle_record;  // index within its kind's array
+  int32_t n_clouds;
+  const CaptView* clouds;    // n_clouds; depth < 0: not built yet (the entry checks refuse it)
+  const float* cloud_boxes;  // kBoxFloats per cloud: its AABB as an axis-aligned box record
 };
 
 }  // namespace simdplan

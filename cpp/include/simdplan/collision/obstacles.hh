@@ -5,6 +5,7 @@
 // runs the exact sphere test of one obstacle of any kind. Both are templates over the vector type,
 // so the batch kernel (configurations in lanes) and the single kernel (spheres in lanes) share them.
 #pragma once
+#include "simdplan/capt/query.hh"
 #include "simdplan/collision/environment_view.hh"
 #include "simdplan/config.hh"
 #include "simdplan/geom/sphere_box.hh"
@@ -50,8 +51,32 @@ SIMDPLAN_INLINE const float* obstacle_data(const EnvironmentView& env, int32_t i
     case kObsCapsule: return env.capsules + int64_t(r) * kCapsuleFloats;
     case kObsCylinder: return env.cylinders + int64_t(r) * kCylinderFloats;
     case kObsBox: return env.boxes + int64_t(r) * kBoxFloats;
-    default: return env.planes + int64_t(r) * kPlaneFloats;
+    case kObsPlane: return env.planes + int64_t(r) * kPlaneFloats;
+    default: return env.cloud_boxes + int64_t(r) * kBoxFloats;  // kObsCloud: its AABB as a box
   }
+}
+
+// The kind whose exact test obstacle_hit runs on obstacle_data: a cloud's record is its AABB box,
+// good for culling only; the exact cloud test is cloud_hit_bits.
+SIMDPLAN_INLINE int32_t record_kind(int32_t kind) { return kind == kObsCloud ? int32_t(kObsBox) : kind; }
+
+// Bits of `lanes` whose sphere (x,y,z,r) penetrates a point of cloud t (|c - p| < r + point_radius).
+// Radii must lie in [t.r_min, t.r_max]: the entry points check the robot's radii first.
+// PERF: one descent per candidate lane only; most lanes are culled by the cloud's AABB before.
+template <class V>
+SIMDPLAN_INLINE uint32_t cloud_hit_bits(const CaptView& t, V x, V y, V z, V r, uint32_t lanes) {
+  alignas(64) float xs[V::W], ys[V::W], zs[V::W], rs[V::W];
+  x.store(xs);
+  y.store(ys);
+  z.store(zs);
+  r.store(rs);
+  uint32_t hit = 0;
+  while (lanes) {
+    const int k = __builtin_ctz(lanes);
+    lanes &= lanes - 1;
+    if (capt_hit_one<V>(t, xs[k], ys[k], zs[k], rs[k])) hit |= 1u << k;
+  }
+  return hit;
 }
 
 // per lane: true if sphere (x,y,z,r) penetrates the obstacle of `kind` with record o
@@ -62,7 +87,7 @@ SIMDPLAN_INLINE typename V::Mask obstacle_hit(int32_t kind, const float* o, V x,
     case kObsCapsule: return sphere_capsule_hit(x, y, z, r, o);
     case kObsCylinder: return sphere_cylinder_hit(x, y, z, r, o);
     case kObsBox: return sphere_box_hit(x, y, z, r, o);
-    default: return sphere_plane_hit(x, y, z, r, o);
+    default: return sphere_plane_hit(x, y, z, r, o);  // kObsPlane (clouds never come here: record_kind)
   }
 }
 

@@ -71,6 +71,7 @@ struct LaneScratch {
 template <class V>
 SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                           int32_t g, float padding, typename V::Mask& done, bool stop_at_first) {
+  using M = typename V::Mask;
   if (env.n_obstacles == 0) return false;
   const float rbound = rb.group_bound[4 * g + 3] + padding;
   const V br = V::fill(rbound);
@@ -80,12 +81,20 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
   return for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
     const int32_t kind = env.obstacle_kind[idx];
     const float* o = obstacle_data(env, idx);
-    auto cand = obstacle_hit(kind, o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
+    auto cand = obstacle_hit(record_kind(kind), o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
+    if (!cand.any()) return false;
+    // PERF: a cloud's AABB spans the scene, so its bound test is the CAPT itself (exact for the
+    // bound's radius: trees are built up to the largest group bound); it cut the spheres' queries.
+    if (kind == kObsCloud)
+      cand = M::from_bits(cloud_hit_bits(env.clouds[env.obstacle_record[idx]], s.bx[g], s.by[g], s.bz[g], br,
+                                         cand.bits()));
     if (!cand.any()) return false;
     s.place(rb, g);
     for (int32_t k = begin; k < end; ++k) {
       const V r = V::fill(rb.spheres[4 * k + 3] + padding);
-      const auto h = obstacle_hit(kind, o, s.sx[k], s.sy[k], s.sz[k], r) & cand;
+      const auto h = kind == kObsCloud ? M::from_bits(cloud_hit_bits(env.clouds[env.obstacle_record[idx]], s.sx[k],
+                                                                     s.sy[k], s.sz[k], r, cand.bits()))
+                                       : obstacle_hit(kind, o, s.sx[k], s.sy[k], s.sz[k], r) & cand;
       if (h.any()) {
         done = done | h;
         if (stop_at_first || done.all()) return true;

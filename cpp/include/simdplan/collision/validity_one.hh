@@ -23,14 +23,20 @@ inline int64_t one_scratch_floats(const RobotView& rb) {
   return int64_t(rb.n_bodies) * 12 + rb.dof + 3 * int64_t(rb.n_groups) + 4 * (int64_t(rb.n_spheres) + kSoaPad);
 }
 
-// true if any sphere of group g (world centres in wx/wy/wz, padded radii r_pad) penetrates obstacle o
+// true if any sphere of group g (world centres in wx/wy/wz, padded radii r_pad) penetrates obstacle
+// idx (record o, or the cloud's tree for kObsCloud)
 template <class V>
-SIMDPLAN_INLINE bool group_spheres_hit(const RobotView& rb, const float* wx, const float* wy, const float* wz,
-                                       const float* r_pad, int32_t g, int32_t kind, const float* o) {
+SIMDPLAN_INLINE bool group_spheres_hit(const RobotView& rb, const EnvironmentView& env, const float* wx,
+                                       const float* wy, const float* wz, const float* r_pad, int32_t g, int32_t idx,
+                                       int32_t kind, const float* o) {
   const int32_t begin = rb.group_begin[g], end = rb.group_end[g];
   for (int32_t k = begin; k < end; k += V::W) {
-    const auto m = obstacle_hit(kind, o, V::load(wx + k), V::load(wy + k), V::load(wz + k), V::load(r_pad + k));
-    if (m.bits() & first_lanes<V>(end - k)) return true;
+    const V x = V::load(wx + k), y = V::load(wy + k), z = V::load(wz + k), r = V::load(r_pad + k);
+    if (kind == kObsCloud) {
+      if (cloud_hit_bits(env.clouds[env.obstacle_record[idx]], x, y, z, r, first_lanes<V>(end - k))) return true;
+    } else if (obstacle_hit(kind, o, x, y, z, r).bits() & first_lanes<V>(end - k)) {
+      return true;
+    }
   }
   return false;
 }
@@ -77,8 +83,10 @@ bool check_one(const RobotView& rb, const EnvironmentView& env, const float* q, 
       const bool hit = for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
         const int32_t kind = env.obstacle_kind[idx];
         const float* o = obstacle_data(env, idx);
-        if (!obstacle_hit(kind, o, S{bc[0]}, S{bc[1]}, S{bc[2]}, S{brad}).m) return false;
-        return group_spheres_hit<V>(rb, wx, wy, wz, r_pad, g, kind, o);
+        if (!obstacle_hit(record_kind(kind), o, S{bc[0]}, S{bc[1]}, S{bc[2]}, S{brad}).m) return false;
+        if (kind == kObsCloud && !capt_hit_one<V>(env.clouds[env.obstacle_record[idx]], bc[0], bc[1], bc[2], brad))
+          return false;
+        return group_spheres_hit<V>(rb, env, wx, wy, wz, r_pad, g, idx, kind, o);
       });
       if (hit) return false;
 
