@@ -16,10 +16,11 @@ Shapes:
   sphere collides iff some point is strictly closer than its radius + padding + point_radius.
   Tested exactly through a Collision-Affording Point Tree (CAPT, Ramsey et al., RSS 2024), which
   answers query radii in a range [r_min, r_max] fixed when it is built. By default that range comes
-  from the first robot checked against the environment (its smallest sphere radius up to its
-  largest link bounding sphere, which the checks query first, plus padding) and is widened (the
-  tree rebuilt once) when a later robot or padding needs more; given explicitly, a check that
-  needs radii outside it raises ValueError.
+  from the first robot checked against the environment (its smallest and largest sphere radius,
+  plus padding) and is widened (the tree rebuilt once) when a later robot or padding needs more;
+  given explicitly, a check that needs radii outside it raises ValueError. An explicit r_max that
+  also covers the robot's link bounding spheres lets the checks cull whole links through the tree
+  (faster checks, slower and larger build).
 
 The builder validates every number on entry and compiles to the C++ core lazily: the compiled form
 is built on first use after a change and then reused by every check.

@@ -244,12 +244,10 @@ class Robot:
             return self._core_is_valid(_env_model(env), q, padding)
 
     def _fit_clouds(self, env, padding: float) -> None:
-        """Builds (or widens) env's point-cloud trees for this robot's query radii plus padding: from its
-        smallest sphere to its largest group bounding sphere (the kernels query the bound first)."""
+        """Builds (or widens) env's point-cloud trees for this robot's sphere radii plus padding."""
         if env is not None:
             r = self._program.spheres[:, 3].astype(np.float32)
-            b = self._program.group_bound[:, 3].astype(np.float32)
-            env._fit_clouds(float(r.min()) + padding, float(max(r.max(), b.max())) + padding)
+            env._fit_clouds(float(r.min()) + padding, float(r.max()) + padding)
 
     def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
         """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""

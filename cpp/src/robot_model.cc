@@ -67,12 +67,11 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   require(size_t(next) == ns, "group sphere ranges must cover every sphere");
   for (size_t s = 0; s < ns; ++s) require(a_.spheres[4 * s + 3] > 0, "sphere radii must be > 0");
   if (ns > 0) {
-    radius_min_ = query_max_ = a_.spheres[3];
+    radius_min_ = radius_max_ = a_.spheres[3];
     for (size_t s = 0; s < ns; ++s) {
       radius_min_ = std::min(radius_min_, a_.spheres[4 * s + 3]);
-      query_max_ = std::max(query_max_, a_.spheres[4 * s + 3]);
+      radius_max_ = std::max(radius_max_, a_.spheres[4 * s + 3]);
     }
-    for (size_t g = 0; g < ng; ++g) query_max_ = std::max(query_max_, a_.group_bound[4 * g + 3]);
   }
   require(a_.pairs.size() % 2 == 0, "pairs need 2 entries each");
   require(a_.lower.size() == size_t(a_.dof) && a_.upper.size() == size_t(a_.dof) && a_.wrap.size() == size_t(a_.dof),

@@ -62,11 +62,11 @@ class RobotModel {
   void fk_spheres(const Strided& q, float* out) const;
   void fk_bodies(const Strided& q, float* out) const;
   std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
-  // Throws CloudRadiusError unless every point cloud of env answers this robot's query radii plus
-  // padding (the CAPT contract): its smallest sphere up to its largest group bounding sphere (the
-  // kernels query clouds with the bound first). Every check entry point calls it before the kernels.
+  // Throws CloudRadiusError unless every point cloud of env answers this robot's sphere radii plus
+  // padding (the CAPT contract). Every check entry point calls it before the kernels run. (Group
+  // bounding spheres are queried too, but only where a cloud's range happens to cover them.)
   void require_clouds(const Environment& env, float padding) const {
-    if (env.view().n_clouds > 0) env.require_cloud_radii(radius_min_ + padding, query_max_ + padding);
+    if (env.view().n_clouds > 0) env.require_cloud_radii(radius_min_ + padding, radius_max_ + padding);
   }
 
  private:
@@ -77,8 +77,7 @@ class RobotModel {
   bool convert_row(const Strided& q, int64_t r, float* out, const char* name) const;
 
   RobotArrays a_;
-  float radius_min_ = 0.0f;  // smallest sphere
-  float query_max_ = 0.0f;   // largest sphere or group bound radius
+  float radius_min_ = 0.0f, radius_max_ = 0.0f;  // over all spheres
   std::vector<int32_t> pair_begin_;
   std::vector<float> sphere_soa_;
   RobotView view_{};

@@ -83,9 +83,9 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
     const float* o = obstacle_data(env, idx);
     auto cand = obstacle_hit(record_kind(kind), o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
     if (!cand.any()) return false;
-    // PERF: a cloud's AABB spans the scene, so its bound test is the CAPT itself (exact for the
-    // bound's radius: trees are built up to the largest group bound); it cut the spheres' queries.
-    if (kind == kObsCloud)
+    // A cloud's AABB spans the scene; where its tree also answers the bound's radius (r_max given
+    // that large), the bound is tested through the tree before the spheres.
+    if (kind == kObsCloud && rbound <= env.clouds[env.obstacle_record[idx]].r_max)
       cand = M::from_bits(cloud_hit_bits(env.clouds[env.obstacle_record[idx]], s.bx[g], s.by[g], s.bz[g], br,
                                          cand.bits()));
     if (!cand.any()) return false;

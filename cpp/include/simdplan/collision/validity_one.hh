@@ -84,7 +84,8 @@ bool check_one(const RobotView& rb, const EnvironmentView& env, const float* q, 
         const int32_t kind = env.obstacle_kind[idx];
         const float* o = obstacle_data(env, idx);
         if (!obstacle_hit(record_kind(kind), o, S{bc[0]}, S{bc[1]}, S{bc[2]}, S{brad}).m) return false;
-        if (kind == kObsCloud && !capt_hit_one<V>(env.clouds[env.obstacle_record[idx]], bc[0], bc[1], bc[2], brad))
+        if (kind == kObsCloud && brad <= env.clouds[env.obstacle_record[idx]].r_max &&
+            !capt_hit_one<V>(env.clouds[env.obstacle_record[idx]], bc[0], bc[1], bc[2], brad))
           return false;
         return group_spheres_hit<V>(rb, env, wx, wy, wz, r_pad, g, idx, kind, o);
       });
