@@ -15,6 +15,8 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SIMDPLAN_INLINE inline __attribute__((always_inline))
+#define SIMDPLAN_NOINLINE __attribute__((noinline))
 #else
 #define SIMDPLAN_INLINE inline
+#define SIMDPLAN_NOINLINE
 #endif
