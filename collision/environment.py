@@ -268,7 +268,7 @@ class Environment:
         """Makes every point cloud answer robot sphere radii [r_lo, r_hi]: clouds with a range from
         the robot get a tree covering it (widened if one exists); an explicit range that does not
         cover it is an error naming the cloud."""
-        if not self._trees and not any(o.kind == "pointcloud" for o in self._obstacles.values()):
+        if not any(o.kind == "pointcloud" for o in self._obstacles.values()):
             return
         changed = False
         for o in self._obstacles.values():

@@ -65,13 +65,14 @@ def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.n
         goals = goals[None, :]
     if goals.ndim != 2 or goals.shape[1] != dof or len(goals) == 0:
         raise ValueError(f"goals must have shape ({dof},) or (m, {dof}) with m >= 1, got {goals.shape}")
-    if not np.all(np.isfinite(start)) or not np.all(np.isfinite(goals)):
+    both = np.concatenate([start[None, :], goals])
+    if not np.isfinite(both).all():
         raise ValueError("start and goals must be finite")
-    wrap = robot._program.wrap.astype(bool)
+    wrap = robot._wrap_mask
     if wrap.any():
-        start[wrap] = np.remainder(start[wrap] + np.pi, 2 * np.pi) - np.pi
-        goals[:, wrap] = np.remainder(goals[:, wrap] + np.pi, 2 * np.pi) - np.pi
-    ok = robot.is_valid_many(np.vstack([start, goals]), env, padding)
+        both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi
+        start, goals = both[0].copy(), both[1:].copy()
+    ok = robot.is_valid_many(both, env, padding)
     for k in np.flatnonzero(~ok):
         what = "start" if k == 0 else (f"goal {k - 1}" if len(goals) > 1 else "goal")
         q = start if k == 0 else goals[k - 1]

@@ -144,6 +144,9 @@ class Robot:
         certify_self_collision(self._program)
         self._model = _core.RobotModel(*self._program.core_args())
         self._core_is_valid = self._model.is_valid  # bound once: the single check is the hottest call
+        radii = self._program.spheres[:, 3].astype(np.float32)
+        self._radius_range = (float(radii.min()), float(radii.max())) if len(radii) else (0.0, 0.0)
+        self._wrap_mask = self._program.wrap.astype(bool)
 
     @classmethod
     def from_urdf(cls, urdf: str | os.PathLike, srdf: str | os.PathLike | None = None, **kwargs) -> "Robot":
@@ -245,9 +248,9 @@ class Robot:
 
     def _fit_clouds(self, env, padding: float) -> None:
         """Builds (or widens) env's point-cloud trees for this robot's sphere radii plus padding."""
-        if env is not None:
-            r = self._program.spheres[:, 3].astype(np.float32)
-            env._fit_clouds(float(r.min()) + padding, float(r.max()) + padding)
+        if env is not None and env._trees is not None:
+            lo, hi = self._radius_range
+            env._fit_clouds(lo + padding, hi + padding)
 
     def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
         """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""
