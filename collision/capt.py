@@ -96,7 +96,7 @@ class CAPT:
             raise ValueError(f"radius {float(r[i])!r} (sphere {i}) is outside the range this CAPT was built for, "
                              f"[r_min, r_max] = [{self._r_min!r}, {self._r_max!r}]; build the CAPT with a wider range")
         # PERF: W spheres per lane-batched query (mode 1): their descents and cache misses overlap;
-        # AVX-512, random spheres, 10k / 100k points: 98 / 391 ns vs 150 / 696 one at a time (bench_capt.py)
+        # AVX-512, random spheres, 10k / 100k points: 57 / 187 ns vs 81 / 336 one at a time (bench_capt.py)
         hit = self._tree.collides(np.ascontiguousarray(c, dtype=np.float32), np.ascontiguousarray(r, dtype=np.float32), 1)
         return bool(hit[0]) if single else hit
 

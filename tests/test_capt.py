@@ -268,3 +268,37 @@ def test_concurrent_queries_agree():
         t.join()
     for r in results:
         np.testing.assert_array_equal(r, want)
+
+
+@pytest.mark.parametrize("n", [5000, 20000])
+def test_deep_trees_surface_clouds(isa, n):
+    """Depth 13-15: AVX-512 descends 10 levels by permutes and the rest lane by lane; surface
+    clouds exercise own-point pruning (step 6 in capt/tree.hh)."""
+    rng = np.random.default_rng(n)
+    xy = rng.uniform(-1, 1, (n, 2))
+    pts = np.c_[xy, 0.05 * np.sin(3 * xy[:, 0]) + rng.normal(0, 0.002, n)]
+    centers = np.concatenate([pts[rng.integers(0, n, 4000)] + rng.normal(0, 0.06, (4000, 3)),
+                              rng.uniform(-1.1, 1.1, (2000, 3))])
+    tree = check(pts, centers, rng.uniform(R_MIN, R_MAX, 6000), R_MIN, R_MAX)
+    assert tree.stats["pruned"] > 0
+
+
+def test_portable_and_avx512_builds_store_the_same_tree():
+    """The build's AVX-512 loops compute what the portable ones do (capt.cc): same stored points.
+    SIMDPLAN_CAPT_PORTABLE_BUILD=1 (read once per process) forces the portable loops."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np, sys; from simdplan.collision import CAPT\n"
+            "rng = np.random.default_rng(5)\n"
+            "xy = rng.uniform(-1, 1, (6000, 2))\n"
+            "clouds = [rng.uniform(-1, 1, (3000, 3)), np.c_[xy, 0.01 * rng.normal(size=6000)],"
+            " rng.normal(0, 0.01, (2000, 3))]\n"
+            "out = [CAPT(p, 0.012, 0.08, pr)._tree.afforded_points() for p in clouds for pr in (0.0, 0.01)]\n"
+            "sys.stdout.buffer.write(np.concatenate(out).astype(np.float32).tobytes())\n")
+    runs = []
+    for portable in ("0", "1"):
+        env = dict(os.environ, SIMDPLAN_CAPT_PORTABLE_BUILD=portable)
+        runs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True).stdout)
+    assert len(runs[0]) > 0 and runs[0] == runs[1]

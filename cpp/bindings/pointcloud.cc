@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,15 @@ nb::ndarray<nb::numpy, bool> collides(const capt::Tree& t, const Points32& cente
   const CaptView& v = t.view();
   const float* c = centers.data();
   const float* r = radii.data();
+  // PERF: one branch-free pass (it vectorizes) decides; the loop that words the error runs only on
+  // failure (the checks were 1-2 ns of the 12-30 ns per sphere this call measures)
+  int ok = 1;
   for (int64_t i = 0; i < n; ++i) {
+    const float big = std::numeric_limits<float>::max();
+    ok &= (r[i] >= v.r_min) & (r[i] <= v.r_max) & (std::fabs(c[3 * i]) <= big) & (std::fabs(c[3 * i + 1]) <= big) &
+          (std::fabs(c[3 * i + 2]) <= big);
+  }
+  for (int64_t i = 0; i < n && !ok; ++i) {
     if (!(r[i] >= v.r_min && r[i] <= v.r_max))
       throw std::invalid_argument("radius " + fmt(r[i]) + " (sphere " + std::to_string(i) +
                                   ") is outside the range this CAPT was built for, [r_min, r_max] = [" + fmt(v.r_min) +
@@ -149,6 +158,28 @@ void bind_pointcloud(nb::module_& m) {
       },
       nb::arg("points"), nb::arg("tol"));
 
+  m.def(
+      "points_check",
+      // One pass over an (n, 3) float64 array: (every coordinate finite, largest |coordinate|).
+      // PERF: as_points' NumPy checks (isfinite over a temporary, abs().max over another) took
+      // 30 % of filter_pointcloud on 100k points (3.4 of 12.6 ms); this pass takes 0.1-0.2 ms.
+      [](const Points64& points) {
+        const double* p = points.data();
+        const int64_t n3 = int64_t(points.shape(0)) * 3;
+        double big = 0.0;
+        int ok = 1;
+        {
+          nb::gil_scoped_release nogil;
+          // branch-free, so it vectorizes: |x| <= DBL_MAX is false exactly for NaN and inf
+          for (int64_t i = 0; i < n3; ++i) {
+            const double v = std::fabs(p[i]);
+            ok &= v <= std::numeric_limits<double>::max();
+            big = v > big ? v : big;
+          }
+        }
+        return nb::make_tuple(bool(ok), big);
+      },
+      nb::arg("points"));
   m.def(
       "thin_pointcloud",
       [](const Points64& points, double min_dist, nb::object box, nb::object origin, nb::object max_range) {

@@ -18,9 +18,13 @@
 // a boundary case. The builder (capt/tree.hh) adds the matching margins to what it affords.
 #pragma once
 #include <cstdint>
+#if defined(SIMDPLAN_ISA_AVX2) || defined(SIMDPLAN_ISA_AVX512)
+#include <immintrin.h>  // permutes in capt_descend_top
+#endif
 
 #include "simdplan/capt/view.hh"
 #include "simdplan/config.hh"
+
 
 namespace simdplan::SIMDPLAN_NS {
 
@@ -94,41 +98,179 @@ SIMDPLAN_INLINE bool capt_hit_one(const CaptView& t, float x, float y, float z, 
   return capt_leaf_hit<V>(t, t.leaves[capt_leaf(t, x, y, z)], x, y, z, rr * rr);
 }
 
-// per lane: true if sphere (x,y,z,r) penetrates a point (|c - p| < r + point_radius); r in [r_min, r_max]
-// Lanes are independent spheres (e.g. one robot sphere of W configurations).
+#if defined(SIMDPLAN_ISA_AVX512)
+// Levels descended by permutes when the tree is that deep. PERF (harness below): 8 / 9 / 10 levels
+// -> MotionBenchMaker cage 14.6-15.0 / 13.9-14.2 / 13.1-13.5 ns, 1k uniform 19.6 / 18.9 / 17.7 ns;
+// an 11th level would take 32 permutes and 31 blends for what 16 scalar loads do.
+constexpr int32_t kCaptPermuteLevels = 10;
+// Levels [0, levels) of the descent for 16 lanes (8 <= levels <= min(depth, 10)), with the split
+// values looked up by permutes from vectors instead of one scalar load per lane and level (the
+// 2^l nodes of level l are 2^l / 16 vectors). Node indices and comparisons as in capt_leaf.
+SIMDPLAN_INLINE __m512i capt_descend_top(const float* s, int levels, __m512 x, __m512 y, __m512 z) {
+  const __m512i one = _mm512_set1_epi32(1);
+  __m512i idx = _mm512_setzero_si512();
+  auto go = [&](__m512 q, __m512 split) {
+    const __mmask16 ge = _mm512_cmp_ps_mask(q, split, _CMP_GE_OQ);  // false for NaN, like x >= s
+    idx = _mm512_add_epi32(_mm512_add_epi32(idx, idx), one);
+    idx = _mm512_mask_add_epi32(idx, ge, idx, one);
+  };
+  const __m512 t0 = _mm512_loadu_ps(s), t1 = _mm512_loadu_ps(s + 16);
+  go(x, _mm512_permutexvar_ps(idx, t0));  // levels 0-3: nodes 0..14
+  go(y, _mm512_permutexvar_ps(idx, t0));
+  go(z, _mm512_permutexvar_ps(idx, t0));
+  go(x, _mm512_permutexvar_ps(idx, t0));
+  go(y, _mm512_permutex2var_ps(t0, idx, t1));  // level 4: nodes 15..30
+  // level l (5..kCaptPermuteLevels-1): nodes 2^l - 1 + j, j < 2^l, from 2^(l-5) permutes of
+  // vector pairs, merged by j's bits 5 and up (a blend tree)
+  auto level = [&](int l) {
+    const float* base = s + (1 << l) - 1;
+    const __m512i j = _mm512_sub_epi32(idx, _mm512_set1_epi32((1 << l) - 1));
+    __m512 v[32];
+    int n = 1 << (l - 5);
+    for (int p = 0; p < n; ++p)
+      v[p] = _mm512_permutex2var_ps(_mm512_loadu_ps(base + 32 * p), j, _mm512_loadu_ps(base + 32 * p + 16));
+    for (int bit = 32; n > 1; bit <<= 1, n >>= 1) {
+      const __mmask16 hi = _mm512_test_epi32_mask(j, _mm512_set1_epi32(bit));
+      for (int p = 0; p < n / 2; ++p) v[p] = _mm512_mask_blend_ps(hi, v[2 * p], v[2 * p + 1]);
+    }
+    return v[0];
+  };
+  go(z, level(5));
+  go(x, level(6));
+  go(y, level(7));
+  if (levels > 8) go(z, level(8));
+  if (levels > 9) go(x, level(9));
+  return idx;
+}
+#endif
+
+// The leaf of each lane (index into t.leaves) and the bits of the lanes whose leaf AABB lies
+// closer than sqrt(rr * rr) (capt_box_near, lane by lane, without branches). rr = r + point_radius.
+// PERF: AVX-512, C++ harness over the benchmark's clouds and queries (/tmp/capt2/mbq.cc: capt_hit
+// over 20k spheres, min of 40 runs; Xeon @ 2.5 GHz, the sibling vCPU busy), ns per sphere:
+//   was (W scalar descents that GCC half-vectorized with inserts and extracts, then per lane a
+//   branch on the list length, the AABB and the scan): u1k 25.0, u10k 50.7, walk10k 34.1,
+//   MotionBenchMaker bookshelf_small 28.1, cage 30.7;
+//   gathers for the descent and the AABB: slower (vgatherdps takes 27 cycles per 16 lanes on this
+//   Xeon, measured): u1k 27, u10k 53; dropped;
+//   now (10 levels by permutes, the rest scalar, AABB for all lanes, then only the near lanes scan,
+//   their points prefetched first; with the build's smaller lists): u1k 17.7, u10k 42.2, walk10k
+//   29.8, bookshelf_small 11.5-12.0, cage 13.1-13.5;
+//   without the AABB (scan every lane): u1k 16.5 but bookshelf_small 26.5, cage 24.5; kept the AABB.
 template <class V>
-typename V::Mask capt_hit(const CaptView& t, V x, V y, V z, V r) {
+SIMDPLAN_INLINE uint32_t capt_descend(const CaptView& t, V x, V y, V z, V rr, uint32_t* li) {
   constexpr int W = V::W;
   alignas(64) float xs[W], ys[W], zs[W], rs[W];
-  x.store(xs);
-  y.store(ys);
-  z.store(zs);
-  (r + V::fill(t.point_radius)).store(rs);
-  // descend all lanes level by level so their independent loads overlap
-  uint32_t idx[W];
-  for (int k = 0; k < W; ++k) idx[k] = 0;
+  x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
   const float* s = t.splits;
+  alignas(64) uint32_t idx[W];
+  int32_t l = 0;
+#if defined(SIMDPLAN_ISA_AVX512)
+  if constexpr (W == 16) {
+    if (t.depth >= 8) {
+      l = t.depth < kCaptPermuteLevels ? t.depth : kCaptPermuteLevels;
+      _mm512_store_si512(idx, capt_descend_top(s, l, x.v, y.v, z.v));
+    }
+  }
+#endif
+  if (l == 0)
+    for (int k = 0; k < W; ++k) idx[k] = 0;
+  // the remaining levels lane by lane, lanes interleaved so their independent loads overlap
   const float* q[3] = {xs, ys, zs};
-  for (int32_t l = 0, axis = 0; l < t.depth; ++l, axis = axis == 2 ? 0 : axis + 1) {
+  for (int32_t axis = l % 3; l < t.depth; ++l, axis = axis == 2 ? 0 : axis + 1) {
     const float* qa = q[axis];
     for (int k = 0; k < W; ++k) idx[k] = 2 * idx[k] + 1 + uint32_t(qa[k] >= s[idx[k]]);
   }
   const uint32_t first_leaf = (1u << t.depth) - 1u;
-  // PERF: start every lane's loads of its afforded points before testing any lane, so the cache
-  // misses of the W lanes overlap (AVX-512, random queries over 10k points, best of 25: 126-150 -> 103-110 ns per sphere)
-  const CaptLeaf* leaf[W];
-  for (int k = 0; k < W; ++k) leaf[k] = &t.leaves[idx[k] - first_leaf];
-#if defined(__GNUC__)
+  uint32_t near = 0;
   for (int k = 0; k < W; ++k) {
-    __builtin_prefetch(t.px + leaf[k]->begin);
-    __builtin_prefetch(t.py + leaf[k]->begin);
-    __builtin_prefetch(t.pz + leaf[k]->begin);
+    li[k] = idx[k] - first_leaf;
+    near |= uint32_t(capt_box_near(t.leaves[li[k]], xs[k], ys[k], zs[k], rs[k] * rs[k])) << k;
+  }
+  return near;
+}
+
+// true if a point of [begin, end) is strictly closer than sqrt(rr2): two vectors per exit check
+// (reading past `end` only meets real points or the +inf pad)
+template <class V>
+SIMDPLAN_INLINE bool capt_scan(const CaptView& t, int32_t j, int32_t end, float x, float y, float z, float rr2) {
+  const V cx = V::fill(x), cy = V::fill(y), cz = V::fill(z), r2 = V::fill(rr2);
+  auto chunk = [&](int32_t i) {
+    const V dx = V::load(t.px + i) - cx;
+    const V dy = V::load(t.py + i) - cy;
+    const V dz = V::load(t.pz + i) - cz;
+    return capt_sqdist(dx, dy, dz) < r2;
+  };
+  for (; j + 2 * V::W < end; j += 2 * V::W)
+    if ((chunk(j) | chunk(j + V::W)).any()) return true;
+  return (chunk(j) | chunk(j + V::W)).any();
+}
+
+// Bits of `lanes` whose sphere (centre lane, radius rr - point_radius) penetrates a point;
+// rr = r + point_radius per lane, r in [r_min, r_max]. The lanes share one vector descent and AABB
+// test; the near lanes' points are prefetched before any is scanned, so their cache misses overlap.
+template <class V>
+SIMDPLAN_INLINE uint32_t capt_hit_bits(const CaptView& t, V x, V y, V z, V rr, uint32_t lanes) {
+  constexpr int W = V::W;
+  if constexpr (W != 16) {
+    // PERF: the AVX-512 path below made AVX2 slower (harness as in capt_descend, AVX2 build:
+    // u1k 23.9 -> 38.8 ns, u10k 57.6 -> 64.4), so narrower vectors keep the previous form (with
+    // the build's smaller lists: u1k 24.5 -> 21.7, u10k 58.7 -> 52.1, cage 32.3 -> 25.5): the requested lanes descend level by level, their leaves' points are
+    // prefetched, then capt_leaf_hit tests each (AABB only for lists longer than two vectors).
+    alignas(64) float xs[W], ys[W], zs[W], rs[W];
+    x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
+    int lane[W], m = 0;
+    for (; lanes; lanes &= lanes - 1) lane[m++] = __builtin_ctz(lanes);
+    uint32_t idx[W];
+    for (int i = 0; i < m; ++i) idx[i] = 0;
+    const float* q[3] = {xs, ys, zs};
+    for (int32_t l = 0, axis = 0; l < t.depth; ++l, axis = axis == 2 ? 0 : axis + 1) {
+      const float* qa = q[axis];
+      for (int i = 0; i < m; ++i) idx[i] = 2 * idx[i] + 1 + uint32_t(qa[lane[i]] >= t.splits[idx[i]]);
+    }
+    const uint32_t first_leaf = (1u << t.depth) - 1u;
+    const CaptLeaf* leaf[W];
+    for (int i = 0; i < m; ++i) {
+      leaf[i] = &t.leaves[idx[i] - first_leaf];
+#if defined(__GNUC__)
+      __builtin_prefetch(t.px + leaf[i]->begin), __builtin_prefetch(t.py + leaf[i]->begin);
+      __builtin_prefetch(t.pz + leaf[i]->begin);
+#endif
+    }
+    uint32_t hit = 0;
+    for (int i = 0; i < m; ++i) {
+      const int k = lane[i];
+      if (capt_leaf_hit<V>(t, *leaf[i], xs[k], ys[k], zs[k], rs[k] * rs[k])) hit |= 1u << k;
+    }
+    return hit;
+  }
+  alignas(64) uint32_t li[W];
+  uint32_t near = capt_descend(t, x, y, z, rr, li) & lanes;
+  if (!near) return 0;
+  alignas(64) float xs[W], ys[W], zs[W], rs[W];
+  x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
+#if defined(__GNUC__)
+  for (uint32_t b = near; b; b &= b - 1) {
+    const int32_t j = t.leaves[li[__builtin_ctz(b)]].begin;
+    __builtin_prefetch(t.px + j), __builtin_prefetch(t.py + j), __builtin_prefetch(t.pz + j);
   }
 #endif
-  uint32_t bits = 0;
-  for (int k = 0; k < W; ++k)
-    if (capt_leaf_hit<V>(t, *leaf[k], xs[k], ys[k], zs[k], rs[k] * rs[k])) bits |= 1u << k;
-  return V::Mask::from_bits(bits);
+  uint32_t hit = 0;
+  for (uint32_t b = near; b; b &= b - 1) {
+    const int k = __builtin_ctz(b);
+    const CaptLeaf& leaf = t.leaves[li[k]];
+    if (capt_scan<V>(t, leaf.begin, leaf.end, xs[k], ys[k], zs[k], rs[k] * rs[k])) hit |= 1u << k;
+  }
+  return hit;
+}
+
+// per lane: true if sphere (x,y,z,r) penetrates a point (|c - p| < r + point_radius); r in [r_min, r_max]
+// Lanes are independent spheres (e.g. one robot sphere of W configurations).
+// PERF: vector descent + AABB (capt_descend) instead of W scalar descents and per-lane AABB
+// branches; see the table in capt_descend's note.
+template <class V>
+typename V::Mask capt_hit(const CaptView& t, V x, V y, V z, V r) {
+  return V::Mask::from_bits(capt_hit_bits(t, x, y, z, r + V::fill(t.point_radius), V::W == 32 ? ~0u : (1u << V::W) - 1u));
 }
 
 }  // namespace simdplan::SIMDPLAN_NS

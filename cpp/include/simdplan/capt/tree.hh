@@ -28,19 +28,25 @@
 //     every point of the cell by a margin (max over the box of |c-q|^2 - |c-p|^2 <= -2e-6 R^2);
 //     then any sphere that reaches p reaches q, in float32 too. A local Voronoi test: it shrinks
 //     the lists of dense clouds 2-20x. Neighbours are searched lazily, only for pruned points.
+//  6. own-point pruning, on the cells of the last two levels (at most kOwnPruneSubtree = 2 points)
+//     whose lists hold at least kOwnPruneFrom = 32 points: each real point q of the cell's subtree
+//     drops the candidates it dominates on the cell (the test and margin of step 5 with q as the
+//     dominator: no neighbour search). On a surface cloud most of a leaf's list lies along the
+//     surface behind its own point; this halves the stored points of the MotionBenchMaker clouds.
 // The margins make the float32 queries exact for radii in [r_min, r_max] (proof sketch in
 // capt.cc). A build that would store more than 2^27 points (1.5 GB) stops with std::length_error.
 //
 // Complexity: time O(n log n + A), memory O(n + S), where S = stored points over all leaves and
 // A = the carried-list lengths summed over all cells (about 3 S). S ~ n k, k = points within R of
 // a leaf cell: bounded by the density within r_max, so a cloud thinned to a spacing near r_min
-// costs O(n log n). Measured (benchmarks/bench_capt.py, Xeon @ 2.5 GHz, r in [0.012, 0.08] m):
-//   uniform in a 2 m cube:      1k 1 ms, 10k 15 ms, 100k 0.30 s; 5.7, 10.5, 55 points per leaf
-//   10k points in a cube of side 2, 1, 0.5, 0.25, 0.1, 0.03, 0.01 m: 8, 13, 61, 112, 288, 391,
-//     451 ms; 11, 36, 81, 111, 50, 76, 93 points per leaf (pruning and the shortcut cap the growth)
-//   20 Gaussian blobs (sigma 2 cm): 10k 0.14 s (155 per leaf); 100k 4.8 s, 829 per leaf, 1.3 GB
+// costs O(n log n). Measured (benchmarks/bench_capt.py, Xeon @ 2.5 GHz, AVX-512 build loops,
+// r in [0.012, 0.08] m):
+//   uniform in a 2 m cube:      1k 0.6-1 ms, 10k 8 ms, 100k 0.13 s; 5.9, 10.5, 27 points per leaf
+//   10k points in a cube of side 2, 1, 0.5, 0.25, 0.1, 0.03 m (median of 5, /tmp/capt2/dens.py):
+//     7, 10, 48, 94, 260, 310 ms (was 9, 16, 63, 114, 290, 395 before own-point pruning)
+//   20 Gaussian blobs (sigma 2 cm): 10k 59 ms; 100k 2.5 s
 //   100k identical points: 0.8 ms (one point stored); MotionBenchMaker scenes filtered at 2 cm
-//     (7-8k points): 13-15 ms.
+//     (7-8k points): 8-9 ms, 29-33 points per leaf.
 // So dense clusters (spacing far below r_min, where a leaf next to a blob sees the whole blob)
 // still cost O(n k) with k in the hundreds: pruning with one dominator per cell cannot reduce such
 // a leaf to its true Voronoi neighbours. Thin dense clouds first

@@ -62,45 +62,12 @@ SIMDPLAN_INLINE int32_t record_kind(int32_t kind) { return kind == kObsCloud ? i
 
 // Bits of `lanes` whose sphere (x,y,z,r) penetrates a point of cloud t (|c - p| < r + point_radius).
 // Radii must lie in [t.r_min, t.r_max]: the entry points check the robot's radii first.
-// PERF: only the candidate lanes descend, all of them level by level with their leaves prefetched
-// before any is tested, so their cache misses overlap (as capt_hit in capt/query.hh does for all lanes).
+// PERF: capt_hit_bits (capt/query.hh) does what this did, and on AVX-512 descends all lanes with
+// permutes for the top 10 levels and culls them by their leaf AABBs before the near candidate
+// lanes scan their points (measurements in capt/query.hh, at capt_descend).
 template <class V>
 SIMDPLAN_INLINE uint32_t cloud_hit_bits(const CaptView& t, V x, V y, V z, V r, uint32_t lanes) {
-  constexpr int W = V::W;
-  alignas(64) float xs[W], ys[W], zs[W], rs[W];
-  x.store(xs);
-  y.store(ys);
-  z.store(zs);
-  r.store(rs);
-  int lane[W], m = 0;
-  while (lanes) {
-    lane[m++] = __builtin_ctz(lanes);
-    lanes &= lanes - 1;
-  }
-  uint32_t idx[W];
-  for (int i = 0; i < m; ++i) idx[i] = 0;
-  const float* q[3] = {xs, ys, zs};
-  for (int32_t l = 0, axis = 0; l < t.depth; ++l, axis = axis == 2 ? 0 : axis + 1) {
-    const float* qa = q[axis];
-    for (int i = 0; i < m; ++i) idx[i] = 2 * idx[i] + 1 + uint32_t(qa[lane[i]] >= t.splits[idx[i]]);
-  }
-  const uint32_t first_leaf = (1u << t.depth) - 1u;
-  const CaptLeaf* leaf[W];
-  for (int i = 0; i < m; ++i) {
-    leaf[i] = &t.leaves[idx[i] - first_leaf];
-#if defined(__GNUC__)
-    __builtin_prefetch(t.px + leaf[i]->begin);
-    __builtin_prefetch(t.py + leaf[i]->begin);
-    __builtin_prefetch(t.pz + leaf[i]->begin);
-#endif
-  }
-  uint32_t hit = 0;
-  for (int i = 0; i < m; ++i) {
-    const int k = lane[i];
-    const float rr = rs[k] + t.point_radius;
-    if (capt_leaf_hit<V>(t, *leaf[i], xs[k], ys[k], zs[k], rr * rr)) hit |= 1u << k;
-  }
-  return hit;
+  return capt_hit_bits(t, x, y, z, r + V::fill(t.point_radius), lanes);
 }
 
 // per lane: true if sphere (x,y,z,r) penetrates the obstacle of `kind` with record o
