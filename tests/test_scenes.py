@@ -22,7 +22,7 @@ import simdplan.scenes as sc
 from simdplan.planner.settings import PlannerSettings
 from simdplan.scenes import Scene, SceneError
 
-EXAMPLES = ["panda_bookshelf", "panda_cage", "panda_table", "ur5_table"]
+EXAMPLES = ["panda_bookshelf", "panda_bookshelf_cloud", "panda_cage", "panda_table", "ur5_table"]
 
 
 @functools.lru_cache(maxsize=None)
