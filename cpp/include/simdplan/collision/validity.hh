@@ -65,6 +65,25 @@ struct LaneScratch {
   }
 };
 
+// Group g's spheres (placed here if not yet) against one obstacle on lanes `cand`; hit(x, y, z, r,
+// lanes) gives the lanes whose sphere collides. Collisions are added to `done`; returns true when
+// the caller should stop (all lanes done, or a collision with stop_at_first).
+template <class V, class Hit>
+SIMDPLAN_INLINE bool group_spheres_vs(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding,
+                                      typename V::Mask cand, typename V::Mask& done, bool stop_at_first, Hit hit) {
+  s.place(rb, g);
+  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
+    const auto h = hit(s.sx[k], s.sy[k], s.sz[k], V::fill(rb.spheres[4 * k + 3] + padding), cand);
+    if (h.any()) {
+      done = done | h;
+      if (stop_at_first || done.all()) return true;
+      cand = cand & ~h;
+      if (!cand.any()) break;
+    }
+  }
+  return false;
+}
+
 // Group g's lanes `cand` (their bound already meets the cloud's AABB) against cloud t; same
 // contract as group_vs_environment. A cloud's AABB spans the scene, so where the tree also answers
 // the bound's radius (an r_max given that large) the bound is tested through the tree first.
@@ -80,18 +99,8 @@ SIMDPLAN_NOINLINE bool group_vs_cloud(const RobotView& rb, const CaptView& t, co
     cand = M::from_bits(cloud_hit_bits(t, s.bx[g], s.by[g], s.bz[g], V::fill(rbound), cand.bits()));
     if (!cand.any()) return false;
   }
-  s.place(rb, g);
-  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
-    const V r = V::fill(rb.spheres[4 * k + 3] + padding);
-    const M h = M::from_bits(cloud_hit_bits(t, s.sx[k], s.sy[k], s.sz[k], r, cand.bits()));
-    if (h.any()) {
-      done = done | h;
-      if (stop_at_first || done.all()) return true;
-      cand = cand & ~h;
-      if (!cand.any()) break;
-    }
-  }
-  return false;
+  return group_spheres_vs(rb, s, g, padding, cand, done, stop_at_first,
+                          [&](V x, V y, V z, V r, M c) { return M::from_bits(cloud_hit_bits(t, x, y, z, r, c.bits())); });
 }
 
 // Tests group g (placed in scratch) against the environment: obstacles whose AABB meets the box
@@ -100,10 +109,10 @@ SIMDPLAN_NOINLINE bool group_vs_cloud(const RobotView& rb, const CaptView& t, co
 template <class V>
 SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                           int32_t g, float padding, typename V::Mask& done, bool stop_at_first) {
+  using M = typename V::Mask;
   if (env.n_obstacles == 0) return false;
   const float rbound = rb.group_bound[4 * g + 3] + padding;
   const V br = V::fill(rbound);
-  const int32_t begin = rb.group_begin[g], end = rb.group_end[g];
   const float lo[3] = {s.bx[g].hmin() - rbound, s.by[g].hmin() - rbound, s.bz[g].hmin() - rbound};
   const float hi[3] = {s.bx[g].hmax() + rbound, s.by[g].hmax() + rbound, s.bz[g].hmax() + rbound};
   return for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
@@ -113,18 +122,8 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
     if (!cand.any()) return false;
     if (kind == kObsCloud) return group_vs_cloud(rb, env.clouds[env.obstacle_record[idx]], s, g, padding, cand, done,
                                                  stop_at_first);
-    s.place(rb, g);
-    for (int32_t k = begin; k < end; ++k) {
-      const V r = V::fill(rb.spheres[4 * k + 3] + padding);
-      const auto h = obstacle_hit(kind, o, s.sx[k], s.sy[k], s.sz[k], r) & cand;
-      if (h.any()) {
-        done = done | h;
-        if (stop_at_first || done.all()) return true;
-        cand = cand & ~h;
-        if (!cand.any()) break;
-      }
-    }
-    return false;
+    return group_spheres_vs(rb, s, g, padding, cand, done, stop_at_first,
+                            [&](V x, V y, V z, V r, M c) { return obstacle_hit(kind, o, x, y, z, r) & c; });
   });
 }
 
