@@ -29,6 +29,13 @@ _MAX_POINTS = 2**31 - 1  # index pairs are packed into 64-bit keys in the core
 
 def as_points(points, name: str = "points") -> np.ndarray:
     """``points`` as a C-contiguous (n, 3) float64 array, or a ValueError naming the problem."""
+    arr = _as_array(points, name)
+    _check_values(arr, name)
+    return arr
+
+
+def _as_array(points, name: str) -> np.ndarray:
+    """as_points without the finiteness and magnitude checks (for callers whose C++ pass does them)."""
     if isinstance(points, np.ndarray) and points.dtype.names is not None:
         raise ValueError(f"{name} is a structured array; pass an (n, 3) numeric array (e.g. np.c_[p['x'], p['y'], p['z']])")
     try:
@@ -39,6 +46,10 @@ def as_points(points, name: str = "points") -> np.ndarray:
         raise ValueError(f"{name} must have shape (n, 3), got {arr.shape}")
     if len(arr) > _MAX_POINTS:
         raise ValueError(f"{name} has {len(arr)} points; at most {_MAX_POINTS} are supported")
+    return arr
+
+
+def _check_values(arr: np.ndarray, name: str) -> None:
     # one C++ pass for both checks (PERF note in cpp/bindings/pointcloud.cc); NumPy only to word an error
     ok, big = _core.points_check(arr)
     if not ok:
@@ -49,7 +60,6 @@ def as_points(points, name: str = "points") -> np.ndarray:
     if big > MAX_COORDINATE:
         row = int(np.argmax(np.abs(arr).max(axis=1)))
         raise ValueError(f"{name} row {row} has a coordinate of magnitude {big:.3g}; at most {MAX_COORDINATE:g} m is supported")
-    return arr
 
 
 def _scalar(value, name: str, allow_zero: bool) -> float:
@@ -100,7 +110,9 @@ def filter_pointcloud(points, min_dist: float, box=None, max_range: float | None
     2. every cropped-in point that was thinned away lies closer than ``min_dist`` to a kept point.
     ``min_dist = 0`` only crops. Kept points keep their input order. Uniform grid, O(n).
     """
-    pts = as_points(points)
+    # PERF: the finiteness and magnitude checks run in thin_pointcloud's first pass (PERF note in
+    # pointcloud_tools.cc); _check_values only words the error
+    pts = _as_array(points, "points")
     d = _scalar(min_dist, "min_dist", allow_zero=True)
     box_arr = None
     if box is not None:
@@ -120,7 +132,10 @@ def filter_pointcloud(points, min_dist: float, box=None, max_range: float | None
         rng = _scalar(max_range, "max_range", allow_zero=True)
         if origin is not None:
             org = _vector3(origin, "origin")
-    idx = _core.thin_pointcloud(pts, d, box_arr, org, rng)
+    idx = _core.thin_pointcloud(pts, d, box_arr, org, rng, MAX_COORDINATE)
+    if idx is None:
+        _check_values(pts, "points")  # raises
+        raise AssertionError("thin_pointcloud rejected points that pass _check_values")
     kept = pts[idx]
     return (kept, idx) if return_index else kept
 

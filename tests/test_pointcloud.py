@@ -248,3 +248,16 @@ def test_load_wrong_shapes_and_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_pointcloud(tmp_path / "missing.npy")
     assert pointcloud.as_points(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_filter_rejects_bad_points_in_its_own_pass():
+    # filter_pointcloud checks finiteness and magnitude inside thin_pointcloud's first pass
+    pts = np.random.default_rng(0).uniform(-1, 1, (1000, 3))
+    for bad, msg in ((np.nan, "non-finite"), (np.inf, "non-finite"), (2e12, "magnitude")):
+        p = pts.copy()
+        p[517, 1] = bad
+        with pytest.raises(ValueError, match=msg):
+            pointcloud.filter_pointcloud(p, 0.02)
+        with pytest.raises(ValueError, match=msg):
+            pointcloud.filter_pointcloud(p, 0.02, box=([-1, -1, -1], [1, 1, 1]))
+    assert len(pointcloud.filter_pointcloud(np.zeros((0, 3)), 0.02)) == 0

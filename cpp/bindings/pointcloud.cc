@@ -182,7 +182,10 @@ void bind_pointcloud(nb::module_& m) {
       nb::arg("points"));
   m.def(
       "thin_pointcloud",
-      [](const Points64& points, double min_dist, nb::object box, nb::object origin, nb::object max_range) {
+      // max_abs > 0: also checks the points (pointcloud::thin) and returns None if one is not finite
+      // or has a coordinate beyond max_abs (the caller words the error)
+      [](const Points64& points, double min_dist, nb::object box, nb::object origin, nb::object max_range,
+         double max_abs) -> nb::object {
         pointcloud::Crop crop;
         if (!box.is_none()) {
           auto b = nb::cast<nb::ndarray<const double, nb::shape<2, 3>, nb::c_contig, nb::device::cpu>>(box);
@@ -198,17 +201,19 @@ void bind_pointcloud(nb::module_& m) {
         const double* p = points.data();
         const int64_t n = int64_t(points.shape(0));
         std::vector<int64_t> idx;
+        double lim = max_abs;
         {
           nb::gil_scoped_release nogil;
-          idx = pointcloud::thin(p, n, min_dist, crop);
+          idx = pointcloud::thin(p, n, min_dist, crop, max_abs > 0.0 ? &lim : nullptr);
         }
+        if (lim < 0.0) return nb::none();
         int64_t* out = nullptr;
         auto arr = new_array<int64_t>({idx.size()}, &out);
         std::copy(idx.begin(), idx.end(), out);
-        return arr;
+        return nb::cast(arr);
       },
       nb::arg("points"), nb::arg("min_dist"), nb::arg("box").none(), nb::arg("origin").none(),
-      nb::arg("max_range").none());
+      nb::arg("max_range").none(), nb::arg("max_abs") = 0.0);
 }
 
 }  // namespace simdplan::bind

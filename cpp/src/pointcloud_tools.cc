@@ -223,9 +223,34 @@ class CellHeads {
 // ahead. The rest is L2 latency: a head load, then the kept record it names (perf annotate: 40 %
 // of the time on those two loads). filter_pointcloud as a whole also lost as_points' NumPy
 // checks (bindings points_check): 10k 1.05 -> 0.78 ms, 100k 8.7 -> 6.0 ms, 300k 24.5 -> 16.4 ms.
-std::vector<int64_t> thin(const double* xyz, int64_t n, double min_dist, const Crop& crop) {
+std::vector<int64_t> thin(const double* xyz, int64_t n, double min_dist, const Crop& crop, double* max_abs) {
   std::vector<int64_t> in;
   const bool cropping = crop.use_box || crop.use_range;
+  // PERF: the input check (finite, |x| <= max_abs) in the same branch-free pass as the bounds,
+  // instead of a separate points_check call from Python before thin (filter_pointcloud, surface
+  // cloud, best of 15, side by side: 100k 5.98 -> 5.58 ms, 300k 16.2 -> 14.7 ms)
+  double blo[3], bhi[3];
+  bool have_bounds = false;
+  if (max_abs) {
+    const double lim = *max_abs;
+    double l[3] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::infinity()};
+    double h[3] = {-l[0], -l[0], -l[0]};
+    int ok = 1;
+    for (int64_t i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k) {
+        const double v = xyz[3 * i + k];
+        ok &= std::fabs(v) <= lim;  // false for NaN and inf
+        l[k] = v < l[k] ? v : l[k];
+        h[k] = v > h[k] ? v : h[k];
+      }
+    if (!ok) {
+      *max_abs = -1.0;
+      return {};
+    }
+    for (int k = 0; k < 3; ++k) blo[k] = l[k], bhi[k] = h[k];
+    have_bounds = !cropping;
+  }
   if (cropping) {
     const double r2 = crop.max_range * crop.max_range;
     for (int64_t i = 0; i < n; ++i) {
@@ -247,7 +272,10 @@ std::vector<int64_t> thin(const double* xyz, int64_t n, double min_dist, const C
   }
   const int64_t* idx = cropping ? in.data() : nullptr;
   double lo[3], hi[3];
-  Grid::bounds(xyz, idx, m, lo, hi);
+  if (have_bounds)
+    for (int k = 0; k < 3; ++k) lo[k] = blo[k], hi[k] = bhi[k];
+  else
+    Grid::bounds(xyz, idx, m, lo, hi);
   const Grid g(lo, hi, m, min_dist * (1.0 + 1e-6));
   CellHeads heads(g, m);
 

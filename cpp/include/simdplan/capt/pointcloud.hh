@@ -27,6 +27,9 @@ struct Crop {
 // point is kept iff no point kept before it has d2 < min_dist^2. Hence no two kept points have
 // d2 < min_dist^2, and every cropped-in point that was thinned away has a kept point with
 // d2 < min_dist^2. min_dist = 0 keeps every cropped-in point.
-std::vector<int64_t> thin(const double* xyz, int64_t n, double min_dist, const Crop& crop);
+// With max_abs non-null, thin first checks the points (one pass, shared with the bounds when not
+// cropping): if a coordinate is not finite or |coordinate| > *max_abs it returns {} at once and
+// sets *max_abs to -1; else *max_abs is left as it was.
+std::vector<int64_t> thin(const double* xyz, int64_t n, double min_dist, const Crop& crop, double* max_abs = nullptr);
 
 }  // namespace simdplan::pointcloud
