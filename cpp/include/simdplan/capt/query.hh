@@ -66,6 +66,22 @@ SIMDPLAN_INLINE bool capt_box_near(const CaptLeaf& leaf, float x, float y, float
   return dx * dx + (dy * dy + dz * dz) < rr2 * kCaptBoxSlack;
 }
 
+// true if a point of [begin, end) is strictly closer than sqrt(rr2): two vectors per exit check
+// (reading past `end` only meets real points or the +inf pad)
+template <class V>
+SIMDPLAN_INLINE bool capt_scan(const CaptView& t, int32_t j, int32_t end, float x, float y, float z, float rr2) {
+  const V cx = V::fill(x), cy = V::fill(y), cz = V::fill(z), r2 = V::fill(rr2);
+  auto chunk = [&](int32_t i) {
+    const V dx = V::load(t.px + i) - cx;
+    const V dy = V::load(t.py + i) - cy;
+    const V dz = V::load(t.pz + i) - cz;
+    return capt_sqdist(dx, dy, dz) < r2;
+  };
+  for (; j + 2 * V::W < end; j += 2 * V::W)
+    if ((chunk(j) | chunk(j + V::W)).any()) return true;
+  return (chunk(j) | chunk(j + V::W)).any();
+}
+
 // true if some afforded point of `leaf` is strictly closer than sqrt(rr2) to (x, y, z)
 // PERF: the AABB test and the early exits are branches on random data; on short lists they cost
 // more in mispredictions than they save. Lists of up to two vectors are tested whole, without the
@@ -74,21 +90,8 @@ SIMDPLAN_INLINE bool capt_box_near(const CaptLeaf& leaf, float x, float y, float
 // where cache misses on the leaf and its points dominate).
 template <class V>
 SIMDPLAN_INLINE bool capt_leaf_hit(const CaptView& t, const CaptLeaf& leaf, float x, float y, float z, float rr2) {
-  const V cx = V::fill(x), cy = V::fill(y), cz = V::fill(z), r2 = V::fill(rr2);
-  auto chunk = [&](int32_t j) {
-    const V dx = V::load(t.px + j) - cx;
-    const V dy = V::load(t.py + j) - cy;
-    const V dz = V::load(t.pz + j) - cz;
-    return capt_sqdist(dx, dy, dz) < r2;
-  };
-  int32_t j = leaf.begin;
-  if (leaf.end - j > 2 * V::W) {
-    if (!capt_box_near(leaf, x, y, z, rr2)) return false;
-    for (; j + 2 * V::W < leaf.end; j += 2 * V::W)
-      if ((chunk(j) | chunk(j + V::W)).any()) return true;
-  }
-  // at most two vectors left (reading past the end only meets real points or the +inf pad)
-  return (chunk(j) | chunk(j + V::W)).any();
+  if (leaf.end - leaf.begin > 2 * V::W && !capt_box_near(leaf, x, y, z, rr2)) return false;
+  return capt_scan<V>(t, leaf.begin, leaf.end, x, y, z, rr2);
 }
 
 // one sphere: true if sphere (x,y,z,r) penetrates a point (|c - p| < r + point_radius); r in [r_min, r_max]
@@ -190,21 +193,6 @@ SIMDPLAN_INLINE uint32_t capt_descend(const CaptView& t, V x, V y, V z, V rr, ui
   return near;
 }
 
-// true if a point of [begin, end) is strictly closer than sqrt(rr2): two vectors per exit check
-// (reading past `end` only meets real points or the +inf pad)
-template <class V>
-SIMDPLAN_INLINE bool capt_scan(const CaptView& t, int32_t j, int32_t end, float x, float y, float z, float rr2) {
-  const V cx = V::fill(x), cy = V::fill(y), cz = V::fill(z), r2 = V::fill(rr2);
-  auto chunk = [&](int32_t i) {
-    const V dx = V::load(t.px + i) - cx;
-    const V dy = V::load(t.py + i) - cy;
-    const V dz = V::load(t.pz + i) - cz;
-    return capt_sqdist(dx, dy, dz) < r2;
-  };
-  for (; j + 2 * V::W < end; j += 2 * V::W)
-    if ((chunk(j) | chunk(j + V::W)).any()) return true;
-  return (chunk(j) | chunk(j + V::W)).any();
-}
 
 // Bits of `lanes` whose sphere (centre lane, radius rr - point_radius) penetrates a point;
 // rr = r + point_radius per lane, r in [r_min, r_max]. The lanes share one vector descent and AABB
