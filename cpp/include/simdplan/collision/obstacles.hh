@@ -61,10 +61,8 @@ SIMDPLAN_INLINE const float* obstacle_data(const EnvironmentView& env, int32_t i
 SIMDPLAN_INLINE int32_t record_kind(int32_t kind) { return kind == kObsCloud ? int32_t(kObsBox) : kind; }
 
 // Bits of `lanes` whose sphere (x,y,z,r) penetrates a point of cloud t (|c - p| < r + point_radius).
-// Radii must lie in [t.r_min, t.r_max]: the entry points check the robot's radii first.
-// PERF: capt_hit_bits (capt/query.hh) does what this did, and on AVX-512 descends all lanes with
-// permutes for the top 10 levels and culls them by their leaf AABBs before the near candidate
-// lanes scan their points (measurements in capt/query.hh, at capt_descend).
+// Radii must lie in [t.r_min, t.r_max]: the entry points check the robot's radii first. The query
+// itself is capt_hit_bits (capt/query.hh), which takes the radii with the point radius added.
 template <class V>
 SIMDPLAN_INLINE uint32_t cloud_hit_bits(const CaptView& t, V x, V y, V z, V r, uint32_t lanes) {
   return capt_hit_bits(t, x, y, z, r + V::fill(t.point_radius), lanes);

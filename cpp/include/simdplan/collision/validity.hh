@@ -65,6 +65,15 @@ struct LaneScratch {
   }
 };
 
+// Lanes h collided: marks them done and drops them from cand. True when the caller should stop
+// (every lane done, or any collision when stop_at_first).
+template <class M>
+SIMDPLAN_INLINE bool mark_hits(M h, M& done, M& cand, bool stop_at_first) {
+  done = done | h;
+  cand = cand & ~h;
+  return stop_at_first || done.all();
+}
+
 // Group g's spheres (placed here if not yet) against one obstacle on lanes `cand`; hit(x, y, z, r,
 // lanes) gives the lanes whose sphere collides. Collisions are added to `done`; returns true when
 // the caller should stop (all lanes done, or a collision with stop_at_first).
@@ -75,9 +84,7 @@ SIMDPLAN_INLINE bool group_spheres_vs(const RobotView& rb, const LaneScratch<V>&
   for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
     const auto h = hit(s.sx[k], s.sy[k], s.sz[k], V::fill(rb.spheres[4 * k + 3] + padding), cand);
     if (h.any()) {
-      done = done | h;
-      if (stop_at_first || done.all()) return true;
-      cand = cand & ~h;
+      if (mark_hits(h, done, cand, stop_at_first)) return true;
       if (!cand.any()) break;
     }
   }
@@ -162,9 +169,7 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
                                        V::fill(rb.spheres[4 * j + 3] + padding)) &
                     near;
         if (h.any()) {
-          done = done | h;
-          if (stop_at_first || done.all()) return true;
-          cand = cand & ~h;
+          if (mark_hits(h, done, cand, stop_at_first)) return true;
           near = near & ~h;
           if (!cand.any()) break;
         }
@@ -186,9 +191,7 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
         const V rj = V::fill(rb.spheres[4 * j + 3] + padding);
         const M h = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.sx[j], s.sy[j], s.sz[j], rj) & near;
         if (h.any()) {
-          done = done | h;
-          if (stop_at_first || done.all()) return true;
-          cand = cand & ~h;
+          if (mark_hits(h, done, cand, stop_at_first)) return true;
           if (!cand.any()) break;
         }
       }
