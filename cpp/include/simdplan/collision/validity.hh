@@ -94,8 +94,9 @@ SIMDPLAN_INLINE bool group_spheres_vs(const RobotView& rb, const LaneScratch<V>&
 // Group g's lanes `cand` (their bound already meets the cloud's AABB) against cloud t; same
 // contract as group_vs_environment. A cloud's AABB spans the scene, so where the tree also answers
 // the bound's radius (an r_max given that large) the bound is tested through the tree first.
-// PERF: kept out of line so the primitives' loop stays small (inlined, it cost the MotionBenchMaker
-// plans, which have no clouds, 1.1% more instructions; callgrind, AVX2).
+// PERF: kept out of line, a cold path when a scene has no clouds, so the primitives' loop stays
+// small. Inlined, the MotionBenchMaker plans ran 1.1% more instructions (callgrind, AVX2), but those
+// runs varied by up to 2% because a few plans hit the 1 s time limit under valgrind: not a clear gain.
 template <class V>
 SIMDPLAN_NOINLINE bool group_vs_cloud(const RobotView& rb, const CaptView& t, const LaneScratch<V>& s,
                                       int32_t g, float padding, typename V::Mask cand, typename V::Mask& done,
@@ -154,7 +155,8 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
       // wrist against its hand 54 of 216), and of those only the ones whose first sphere (the list
       // is sorted by it) reaches g's bound: the lists alone cut random configurations' kernel
       // instructions by 31% but cost planning 75% more self-collision work than the bound test
-      // alone; both together beat either (callgrind, AVX2).
+      // alone (47M vs 27M). Both together: random configurations -7.5% against lists alone;
+      // planning -3.8%, within the 2% spread of those runs (callgrind, AVX2).
       int32_t cur = -1;
       M near = M::none();
       for (int32_t k = lb; k < le; ++k) {
@@ -204,8 +206,9 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
 // PERF: the environment is checked for every group before any self-collision, and from the hand
 // back to the base, because distal links sweep the most space and meet obstacles first: a chunk
 // that hits an obstacle (most failing edges) stops before most of the work. On the 699 panda
-// MotionBenchMaker plans this cut the planner's instructions by 4% (self-collision last) and then
-// 18% (distal first) (callgrind, AVX2).
+// MotionBenchMaker plans this cut the planner's instructions by 4% (self-collision last; those runs
+// varied by up to 2% because a few plans hit the 1 s time limit under valgrind) and then 18%
+// (distal first) (callgrind, AVX2).
 template <class V>
 SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                              float padding, typename V::Mask done, bool stop_at_first) {
