@@ -12,6 +12,7 @@ void bind_collision(nb::module_& m);
 void bind_robots(nb::module_& m);
 void bind_planner(nb::module_& m);
 void bind_pointcloud(nb::module_& m);
+void bind_nearest(nb::module_& m);
 }  // namespace simdplan::bind
 
 NB_MODULE(_core, m) {
@@ -25,4 +26,5 @@ NB_MODULE(_core, m) {
   simdplan::bind::bind_robots(m);
   simdplan::bind::bind_planner(m);
   simdplan::bind::bind_pointcloud(m);
+  simdplan::bind::bind_nearest(m);
 }

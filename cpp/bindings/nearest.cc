@@ -1,0 +1,98 @@
+// nearest.cc: binds the nearest-point tree (simdplan.collision.NearestPointTree builds it).
+//
+// The Python facade (collision/nearest.py) validates shapes, dtypes and finiteness and passes
+// C-contiguous float32 arrays; centres and max_distance are checked here as well, so no caller of
+// _core gets an answer for a query the kernels do not define. Wrong dtypes or shapes are rejected
+// by nanobind's signature matching (TypeError). The class has no holder of its own: nanobind's
+// std::shared_ptr caster (included below) lets C++ keep std::shared_ptr<const capt::NearestTree>
+// to a Python-owned tree, as the Environment does with CaptTree.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "arrays.hh"
+#include "simdplan/capt/nearest_kernels.hh"
+#include "simdplan/capt/nearest_tree.hh"
+
+namespace simdplan::bind {
+
+namespace {
+
+using Points32 = nb::ndarray<const float, nb::shape<-1, 3>, nb::c_contig, nb::device::cpu>;
+
+// NOTE: as for the CAPT, the GIL is released for batches only (one query takes 50-500 ns).
+constexpr int64_t kReleaseGilQueries = 256;
+// Indices come back int32 from the kernel; widened to int64 chunk by chunk.
+constexpr int64_t kChunk = 4096;
+
+// max_distance (float64) as the float32 the kernel compares with: the smallest float >= it. For a
+// float32 distance x, x < that float iff x < max_distance, so strictness survives the narrowing.
+float max_distance_f32(double md) {
+  if (!(md >= 0.0))  // NaN too
+    throw std::invalid_argument("max_distance must be >= 0 (or inf), got " + std::to_string(md));
+  float f = float(md);  // overflows to +inf above FLT_MAX, which is the right answer
+  if (double(f) < md) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+nb::tuple query(const capt::NearestTree& t, const Points32& centers, double max_distance) {
+  const float md = max_distance_f32(max_distance);
+  const int64_t n = int64_t(centers.shape(0));
+  const float* c = centers.data();
+  // PERF: one branch-free pass decides (it vectorizes); the wording loop runs only on failure
+  int ok = 1;
+  for (int64_t i = 0; i < 3 * n; ++i) ok &= std::fabs(c[i]) <= std::numeric_limits<float>::max();
+  for (int64_t i = 0; i < n && !ok; ++i)
+    if (!(std::isfinite(c[3 * i]) && std::isfinite(c[3 * i + 1]) && std::isfinite(c[3 * i + 2])))
+      throw std::invalid_argument("query point " + std::to_string(i) + " is not finite");
+  float* dist = nullptr;
+  int64_t* index = nullptr;
+  auto d_arr = new_array<float>({size_t(n)}, &dist);
+  auto i_arr = new_array<int64_t>({size_t(n)}, &index);
+  const NearestKernels& k = nearest_kernels_active();
+  const NearestView* v = &t.view();
+  auto run = [&]() {
+    int32_t idx[kChunk];
+    for (int64_t s = 0; s < n; s += kChunk) {
+      const int64_t m = n - s < kChunk ? n - s : kChunk;
+      k.nearest(v, c + 3 * s, m, md, dist + s, idx);
+      for (int64_t j = 0; j < m; ++j) index[s + j] = idx[j];
+    }
+  };
+  if (n >= kReleaseGilQueries) {
+    nb::gil_scoped_release nogil;
+    run();
+  } else {
+    run();
+  }
+  return nb::make_tuple(d_arr, i_arr);
+}
+
+}  // namespace
+
+void bind_nearest(nb::module_& m) {
+  nb::class_<capt::NearestTree>(m, "NearestTree")
+      .def(
+          "__init__",
+          [](capt::NearestTree* self, const Points32& points) {
+            const float* p = points.data();
+            const int64_t n = int64_t(points.shape(0));
+            nb::gil_scoped_release nogil;
+            new (self) capt::NearestTree(p, n);
+          },
+          nb::arg("points"), "points: (n, 3) float32 C-contiguous, finite; world frame, metres")
+      .def("__len__", &capt::NearestTree::size)
+      .def_prop_ro("build_time_ns", &capt::NearestTree::build_time_ns)
+      .def_prop_ro("depth", [](const capt::NearestTree& t) { return t.view().depth; })
+      .def("query", &query, nb::arg("centers"), nb::arg("max_distance"),
+           "(dist (m,) float32, index (m,) int64): nearest point strictly within max_distance, else (inf, -1)");
+}
+
+}  // namespace simdplan::bind

@@ -1,0 +1,50 @@
+// simdplan/capt/nearest_view.hh: a built nearest-point k-d tree as flat arrays (ISA-neutral POD).
+//
+// Built once by simdplan::capt::NearestTree (capt/nearest_tree.hh), read by the per-ISA query
+// templates (capt/nearest_query.hh) through this view; never copied per query. World frame,
+// metres, float32.
+//
+// Layout (L = 1 << depth leaves, depth >= 0; B = kNearestBucket):
+//   splits  L - 1 floats in Eytzinger (binary-heap) order: node i has children 2i+1 and 2i+2; the
+//           nodes of level l split axis l % 3 (x, y, z, x, ...). A query goes right iff its
+//           coordinate >= the split. Every point below the left child has coordinate <= split and
+//           every point below the right child >= split (ties may sit on both sides), which is all
+//           the lower bounds of the search rely on. A split with nothing on its right is +inf.
+//   px/py/pz  L * B floats each plus kNearestPad, structure of arrays, leaf-major: leaf j holds
+//           slots [j * B, (j + 1) * B). Unused slots and the kNearestPad tail are +inf, so their
+//           squared distance is +inf and never wins; a vector load that runs past a leaf (W > B)
+//           only meets real points or +inf.
+//   index   int32, parallel to px: the original row of the point in the input, -1 for padding.
+//   box     6 floats per leaf, lo x y z then hi x y z: the AABB of the leaf's real points (an
+//           empty leaf has lo = +inf, hi = -inf, so its distance is +inf).
+// Arrays start on 64-byte boundaries, so with B = 16 a leaf's coordinates are one cache line each.
+// depth < 0 (or a null view pointer) means "not built"; n = 0 builds depth 0 with one empty leaf.
+#pragma once
+#include <cstdint>
+
+namespace simdplan {
+
+// PERF: 16 points per leaf, not 8. Measured with benchmarks/bench_nearest_point.py (Xeon @ 2.5 GHz,
+// the sibling vCPU idle), ns per query near the cloud, unbounded / max_distance = 0.05:
+//                 uniform 10k             uniform 100k            MotionBenchMaker surface (~100k)
+//   B = 8  avx512  see the PERF note in capt/nearest_query.hh (nearest_sq) for the figures
+// A leaf of 16 is one AVX-512 vector and two AVX2 vectors per axis; its three coordinate rows are
+// one cache line each, so a leaf costs three misses whatever B is, while 8-point leaves double the
+// tree walk (one more level) to save scanning that SIMD makes almost free.
+constexpr int32_t kNearestBucket = 16;
+// +inf floats after the last leaf: one of the widest vectors, so a load at any slot stays in bounds
+constexpr int32_t kNearestPad = 16;
+
+struct NearestView {
+  int32_t depth;          // levels of splits; 1 << depth leaves; < 0: not built
+  int32_t reserved;       // keeps the pointers 8-byte aligned; 0
+  int64_t size;           // real points
+  const float* splits;    // (1 << depth) - 1
+  const float* px;        // (1 << depth) * kNearestBucket + kNearestPad
+  const float* py;
+  const float* pz;
+  const int32_t* index;   // parallel to px; -1 for padding
+  const float* box;       // (1 << depth) * 6: lo xyz, hi xyz of each leaf's points
+};
+
+}  // namespace simdplan

@@ -1,0 +1,145 @@
+// nearest_tree.cc: builds simdplan::capt::NearestTree (algorithm and complexity in
+// capt/nearest_tree.hh) and picks the nearest-point query table of the ISA in use. ISA-neutral:
+// compiled once, without -m flags.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dispatch.hh"
+#include "simdplan/capt/nearest_kernels.hh"
+#include "simdplan/capt/nearest_tree.hh"
+
+namespace simdplan {
+
+#if !defined(SIMDPLAN_HAVE_AVX2)
+const NearestKernels* nearest_kernels_avx2() { return nullptr; }
+#endif
+#if !defined(SIMDPLAN_HAVE_AVX512)
+const NearestKernels* nearest_kernels_avx512() { return nullptr; }
+#endif
+
+const NearestKernels& nearest_kernels_active() {
+  const char* name = active().name;
+  if (std::strcmp(name, "avx512") == 0 && nearest_kernels_avx512()) return *nearest_kernels_avx512();
+  if (std::strcmp(name, "avx2") == 0 && nearest_kernels_avx2()) return *nearest_kernels_avx2();
+  // NOTE: an ISA without its own build gets the scalar queries: slower, never different.
+  return *nearest_kernels_scalar();
+}
+
+namespace capt {
+
+template <class T>
+AlignedArray<T>::AlignedArray(size_t n) : n_(n) {
+  // aligned_alloc wants a multiple of the alignment; never 0 bytes, so data() is never null
+  const size_t bytes = std::max<size_t>(64, (n * sizeof(T) + 63) / 64 * 64);
+  p_.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
+  if (!p_) throw std::bad_alloc();
+}
+
+template class AlignedArray<float>;
+template class AlignedArray<int32_t>;
+
+namespace {
+
+struct Item {
+  float c[3];
+  int32_t i;  // row in the input
+};
+
+struct Builder {
+  int32_t depth;
+  uint32_t first_leaf;
+  std::vector<Item>& items;
+  float *splits, *px, *py, *pz, *box;
+  int32_t* index;
+
+  // node at `level` owns items [begin, end): median split, ceil(m / 2) to the left
+  void build(uint32_t node, int32_t level, size_t begin, size_t end) {
+    if (level == depth) {
+      leaf(node - first_leaf, begin, end);
+      return;
+    }
+    const int axis = level % 3;
+    const size_t mid = begin + (end - begin + 1) / 2;
+    float split = std::numeric_limits<float>::infinity();  // nothing on the right: never visited
+    if (mid < end) {
+      std::nth_element(items.begin() + begin, items.begin() + mid, items.begin() + end,
+                       [axis](const Item& a, const Item& b) { return a.c[axis] < b.c[axis]; });
+      split = items[mid].c[axis];  // left <= split <= right
+    }
+    splits[node] = split;
+    build(2 * node + 1, level + 1, begin, mid);
+    build(2 * node + 2, level + 1, mid, end);
+  }
+
+  void leaf(uint32_t j, size_t begin, size_t end) {
+    const float inf = std::numeric_limits<float>::infinity();
+    float lo[3] = {inf, inf, inf}, hi[3] = {-inf, -inf, -inf};
+    size_t s = size_t(j) * kNearestBucket;
+    for (size_t k = begin; k < end; ++k, ++s) {
+      const Item& it = items[k];
+      px[s] = it.c[0], py[s] = it.c[1], pz[s] = it.c[2], index[s] = it.i;
+      for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], it.c[a]), hi[a] = std::max(hi[a], it.c[a]);
+    }
+    float* b = box + 6 * size_t(j);
+    for (int a = 0; a < 3; ++a) b[a] = lo[a], b[3 + a] = hi[a];
+  }
+};
+
+std::string point_text(const float* p) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "(%g, %g, %g)", double(p[0]), double(p[1]), double(p[2]));
+  return buf;
+}
+
+}  // namespace
+
+NearestTree::NearestTree(const float* xyz, int64_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (n < 0) throw std::invalid_argument("NearestTree: negative number of points");
+  if (n >= int64_t(std::numeric_limits<int32_t>::max()))
+    throw std::invalid_argument("NearestTree: at most 2^31 - 2 points are supported (int32 indices), got " +
+                                std::to_string(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const float* p = xyz + 3 * i;
+    if (!(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2])))
+      throw std::invalid_argument("NearestTree: point " + std::to_string(i) + " is not finite: " + point_text(p));
+  }
+  int32_t depth = 0;
+  while ((int64_t(1) << depth) * kNearestBucket < n) ++depth;
+  const size_t leaves = size_t(1) << depth;
+  const size_t slots = leaves * kNearestBucket + kNearestPad;
+
+  splits_ = AlignedArray<float>(leaves - 1);
+  px_ = AlignedArray<float>(slots), py_ = AlignedArray<float>(slots), pz_ = AlignedArray<float>(slots);
+  index_ = AlignedArray<int32_t>(slots);
+  box_ = AlignedArray<float>(6 * leaves);
+  const float inf = std::numeric_limits<float>::infinity();
+  std::fill_n(px_.data(), slots, inf), std::fill_n(py_.data(), slots, inf), std::fill_n(pz_.data(), slots, inf);
+  std::fill_n(index_.data(), slots, int32_t(-1));
+
+  std::vector<Item> items(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) items[size_t(i)] = {{xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]}, int32_t(i)};
+  Builder b{depth, uint32_t(leaves - 1), items, splits_.data(), px_.data(), py_.data(), pz_.data(), box_.data(),
+            index_.data()};
+  b.build(0, 0, 0, items.size());
+
+  view_.depth = depth;
+  view_.reserved = 0;
+  view_.size = n;
+  view_.splits = splits_.data();
+  view_.px = px_.data(), view_.py = py_.data(), view_.pz = pz_.data();
+  view_.index = index_.data();
+  view_.box = box_.data();
+  build_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace capt
+}  // namespace simdplan
