@@ -96,6 +96,7 @@ class Environment:
         self._compiled = None
         self._index: dict[str, list[int]] = {}
         self._trees: dict[int, object] = {}  # point cloud id -> its built _core.CaptTree (kept across compiles)
+        self._nearest: dict[int, object] = {}  # point cloud id -> its _core.NearestTree (distance queries)
 
     # ----- building -----
     def _add(self, kind: str, name: str | None, params: dict) -> int:
@@ -175,12 +176,14 @@ class Environment:
             raise KeyError(f"no obstacle with id {obstacle_id} in this environment")
         del self._obstacles[obstacle_id]
         self._trees.pop(obstacle_id, None)
+        self._nearest.pop(obstacle_id, None)
         self._compiled = None
 
     def clear(self) -> None:
         """Remove every obstacle."""
         self._obstacles.clear()
         self._trees.clear()
+        self._nearest.clear()
         self._compiled = None
 
     # ----- reading -----
@@ -233,7 +236,7 @@ class Environment:
         if self._compiled is None:
             groups: dict[str, list] = {k: [] for k in PRIMITIVES}
             index: dict[str, list[int]] = {k: [] for k in KINDS}
-            trees, cloud_tree, aabbs, radii = [], [], [], []
+            trees, cloud_tree, aabbs, radii, nearest, cloud_nearest = [], [], [], [], [], []
             for o in self._obstacles.values():
                 index[o.kind].append(o.id)
                 if o.kind != "pointcloud":
@@ -246,13 +249,17 @@ class Environment:
                 cloud_tree.append(len(trees) if tree is not None else -1)
                 if tree is not None:
                     trees.append(tree)
+                near = self._nearest.get(o.id)
+                cloud_nearest.append(len(nearest) if near is not None else -1)
+                if near is not None:
+                    nearest.append(near)
                 aabbs.append(np.r_[p["points"].min(axis=0), p["points"].max(axis=0)])
                 radii.append(p["point_radius"])
             sizes = {"sphere": 4, "capsule": 8, "cylinder": 8, "box": 16, "plane": 4}
             arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in PRIMITIVES]
             self._compiled = _core.EnvironmentModel(*arrays, trees, cloud_tree,
                                                     np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),
-                                                    np.asarray(radii, dtype=np.float32))
+                                                    np.asarray(radii, dtype=np.float32), nearest, cloud_nearest)
             self._index = index
         return self._compiled
 
@@ -292,6 +299,15 @@ class Environment:
             self._build_tree(o, lo, hi)
             changed = True
         if changed:
+            self._compiled = None
+
+    def _ensure_nearest(self) -> None:
+        """Builds the nearest-point tree of every point cloud that lacks one (distance queries
+        need them; collision checks do not, so they are built on first use)."""
+        missing = [o for o in self._obstacles.values() if o.kind == "pointcloud" and o.id not in self._nearest]
+        for o in missing:
+            self._nearest[o.id] = _core.NearestTree(o.params["points"])
+        if missing:
             self._compiled = None
 
     def _obstacle_for(self, core_kind: int, record: int) -> Obstacle:

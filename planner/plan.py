@@ -67,6 +67,8 @@ def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
     c.smooth_passes = s.smooth_passes
     c.interpolate = 0.0 if s.interpolate is None else s.interpolate
     c.padding = s.padding
+    c.certified = s.link == "certified"
+    c.min_step = s.min_step
     return c
 
 
@@ -114,12 +116,15 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     Returns a PlanResult; ``success`` is False (with an empty path) when no path was found within
     the budget. Raises InvalidProblemError for an invalid start or goal, ValueError for bad input.
     The path's first and last rows are the given start and goal (continuous joints wrapped); the
-    planner works in float32, and every edge passed the discrete Link check at ``resolution``.
+    planner works in float32, and every edge passed the discrete Link check at ``resolution``, or
+    with ``link="certified"`` was proven collision-free between its ends (Robot.certify_motion,
+    giving up on stretches shorter than ``min_step``).
     """
     s = _settings(planner, settings)
     robot._fit_clouds(env, s.padding)  # point-cloud trees answer this robot's radii (built once)
     start, goals = _problem(robot, env, start, goals, s.padding)
-    out = _core.plan(robot._model, _env_model(env), s.planner, start, goals, _core_settings(s, robot))
+    model = robot._distance_env(env) if s.link == "certified" else _env_model(env)
+    out = _core.plan(robot._model, model, s.planner, start, goals, _core_settings(s, robot))
     return _result(out, s, robot, start, goals)
 
 
@@ -159,7 +164,7 @@ class Roadmap:
         self.env = env
         self.settings = dataclasses.replace(_settings("prm", settings))  # the user's own copy
         robot._fit_clouds(env, self.settings.padding)
-        self._env_model = _env_model(env)
+        self._env_model = robot._distance_env(env) if self.settings.link == "certified" else _env_model(env)
         self._session = _core.PrmSession(robot._model, self._env_model, _core_settings(self.settings, robot))
 
     def grow(self, n_samples: int, time_limit: float = 0.0) -> int:

@@ -10,6 +10,7 @@ import math
 
 PLANNERS = ("rrtc", "rrt", "prm")
 SAMPLERS = ("uniform", "halton")
+LINKS = ("discrete", "certified")
 
 
 @dataclasses.dataclass
@@ -37,6 +38,11 @@ class PlannerSettings:
     interpolate: if set, the returned path is resampled so consecutive waypoints are at most
       1 / interpolate apart (samples per unit joint distance); None keeps the waypoints.
     padding: inflates robot spheres (metres) for every check of this plan.
+    link: "discrete" (edges checked at samples ``resolution`` apart, the fast default; an obstacle
+      thinner than the gap can be stepped over) or "certified" (every edge proven collision-free
+      between its ends from clearances and motion bounds, Robot.certify_motion).
+    min_step: certified Link only: stretches shorter than this joint-space distance that are still
+      not proven free make the edge invalid ("too close to call").
     """
 
     planner: str = "rrtc"
@@ -58,12 +64,16 @@ class PlannerSettings:
     smooth_passes: int = 1
     interpolate: float | None = None
     padding: float = 0.0
+    link: str = "discrete"
+    min_step: float = 1e-3
 
     def validated(self) -> "PlannerSettings":
         """A copy with defaults resolved; ValueError naming the first bad field."""
         s = dataclasses.replace(self)
         if s.planner not in PLANNERS:
             raise ValueError(f"planner must be one of {', '.join(PLANNERS)}, got {s.planner!r}")
+        if s.link not in LINKS:
+            raise ValueError(f"link must be one of {', '.join(LINKS)}, got {s.link!r}")
         if s.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {s.sampler!r}")
         s.seed = _int(s.seed, "seed", 0, 2**63 - 1)
@@ -82,6 +92,7 @@ class PlannerSettings:
         s.dd_alpha = _num(s.dd_alpha, "dd_alpha", 0.0, allow_zero=True)
         s.dd_min_radius = _num(s.dd_min_radius, "dd_min_radius", 0.0)
         s.padding = _num(s.padding, "padding", 0.0, allow_zero=True)
+        s.min_step = _num(s.min_step, "min_step", 0.0)
         s.balance, s.dynamic_domain, s.simplify = bool(s.balance), bool(s.dynamic_domain), bool(s.simplify)
         return s
 

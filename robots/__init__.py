@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from simdplan.robots.robot import DEFAULT_RESOLUTION, Robot, Violation
+from simdplan.robots.robot import (DEFAULT_MIN_STEP, DEFAULT_RESOLUTION, DistanceReport, MotionCertificate, Proximity,
+                                   Robot, Violation)
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 # Built-in robots: spherized URDF and SRDF, shipped in robots/data (origin and licences in NOTICE.md).
@@ -33,4 +34,5 @@ def load(name: str, **kwargs) -> Robot:
     return Robot.from_urdf(urdf, srdf, **kwargs)
 
 
-__all__ = ["Robot", "Violation", "load", "available", "builtin_paths", "DEFAULT_RESOLUTION", "DATA_DIR"]
+__all__ = ["Robot", "Violation", "MotionCertificate", "Proximity", "DistanceReport", "load", "available",
+           "builtin_paths", "DEFAULT_RESOLUTION", "DEFAULT_MIN_STEP", "DATA_DIR"]

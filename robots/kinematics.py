@@ -59,6 +59,8 @@ class Program:
     pair_ranges: np.ndarray | None = None  # (n_pairs, 2) [begin, end) into sphere_pairs, or -1, -1
     sphere_pairs: np.ndarray | None = None  # (m, 2) global sphere indices
     list_max_padding: float = 0.0
+    # (n_spheres, n_bodies) float32 motion-bound table (robots/motion_bound.py)
+    sphere_reach: np.ndarray | None = None
 
     def core_args(self) -> list:
         i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)  # noqa: E731
@@ -70,7 +72,14 @@ class Program:
                 np.ascontiguousarray(self.wrap, dtype=np.uint8),
                 i32(self.pair_ranges.reshape(-1) if self.pair_ranges is not None else np.zeros(0)),
                 i32(self.sphere_pairs.reshape(-1) if self.sphere_pairs is not None else np.zeros(0)),
-                float(self.list_max_padding)]
+                float(self.list_max_padding), f32(self.reach_table())]
+
+    def reach_table(self) -> np.ndarray:
+        """The motion-bound table (computed once; see simdplan.robots.motion_bound)."""
+        if self.sphere_reach is None:
+            from simdplan.robots.motion_bound import reach_table_f32  # noqa: PLC0415 (imports this module)
+            self.sphere_reach = reach_table_f32(self)
+        return self.sphere_reach
 
 
 def z_to_axis(axis: np.ndarray) -> np.ndarray:

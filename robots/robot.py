@@ -28,6 +28,9 @@ from simdplan.transforms import check_pose_matrix
 # Samples per unit of joint-space (Euclidean) distance for discrete motion checks, unless the robot
 # or the call says otherwise. 32 is the resolution the MotionBenchMaker reference figures use.
 DEFAULT_RESOLUTION = 32.0
+# Certified Link: stretches shorter than this (joint-space distance, rad / m) that are still not
+# proven free end the check as "undecided". About 1 mm of travel for the panda's hand.
+DEFAULT_MIN_STEP = 1e-3
 
 _EMPTY_ENV = None
 # numpy hands out this one descriptor object for native float64, so an identity test is exact and
@@ -97,6 +100,76 @@ class Violation:
                     f"{self.obstacle_name!r} (id {self.obstacle_id}) by {self.depth * 1000:.3g} mm")
         return (f"link {self.link} (sphere {self.sphere}) penetrates link {self.other_link} "
                 f"(sphere {self.other_sphere}) by {self.depth * 1000:.3g} mm")
+
+
+@dataclasses.dataclass(frozen=True)
+class MotionCertificate:
+    """Outcome of a certified Link check (``Robot.certify_motion``).
+
+    status: "free" (the whole segment is proven collision-free), "collision" (a configuration on
+    it collides, or an end is outside the joint limits) or "undecided" (a stretch shorter than
+    min_step could not be certified: in collision or too close to call). samples: configurations
+    whose clearance was evaluated. t: where on the segment (0..1) the collision or the undecided
+    stretch was found (1 when free).
+    """
+
+    status: str
+    samples: int
+    t: float
+
+    @property
+    def free(self) -> bool:
+        return self.status == "free"
+
+
+_CERT_STATUS = {0: "free", 1: "collision", 2: "undecided"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Proximity:
+    """The closest approach of one robot link to an obstacle (or to another link).
+
+    clearance: signed distance in metres between the sphere (radius + padding) and the obstacle
+    (negative: penetration depth). on_robot: the sphere's point nearest the obstacle (deepest into
+    it when penetrating); on_other: the obstacle's surface point nearest the sphere centre (or the
+    other sphere's point). World frame, (3,) float64 (computed from float32 geometry).
+    """
+
+    link: str
+    sphere: int
+    clearance: float
+    on_robot: np.ndarray
+    on_other: np.ndarray
+    obstacle_id: int | None = None
+    obstacle_name: str | None = None
+    obstacle_kind: str | None = None
+    other_link: str | None = None
+    other_sphere: int | None = None
+
+    def swapped(self) -> "Proximity":
+        """The same self-collision approach seen from the other link."""
+        return dataclasses.replace(self, link=self.other_link, sphere=self.other_sphere, on_robot=self.on_other,
+                                   on_other=self.on_robot, other_link=self.link, other_sphere=self.sphere)
+
+    def __str__(self) -> str:
+        what = (f"{self.obstacle_kind} {self.obstacle_name!r}" if self.other_link is None
+                else f"link {self.other_link}")
+        return f"link {self.link} (sphere {self.sphere}) to {what}: {self.clearance * 1000:.3f} mm"
+
+
+@dataclasses.dataclass(frozen=True)
+class DistanceReport:
+    """``Robot.distance_report``: ``closest`` (the overall closest approach, None if nothing to
+    measure), ``environment`` (link -> its closest obstacle) and ``self_collision`` (link -> its
+    closest link among the checked self-collision pairs)."""
+
+    closest: Proximity | None
+    environment: dict
+    self_collision: dict
+
+    @property
+    def clearance(self) -> float:
+        return self.closest.clearance if self.closest is not None else float("inf")
 
 
 class Robot:
@@ -270,14 +343,24 @@ class Robot:
         return self._model.motion_samples(_as_f64(q0, "q0"), _as_f64(q1, "q1"), float(res))
 
     def is_motion_valid(self, q0, q1, env: Environment | None = None, resolution: float | None = None,
-                        padding: float = 0.0) -> bool:
-        """Link(q0, q1), discrete: True iff every sample q0 + (i/n)(q1 - q0), i = 0..n, is valid.
+                        padding: float = 0.0, mode: str = "discrete", min_step: float = None) -> bool:
+        """Link(q0, q1). ``mode="discrete"`` (default): True iff every sample q0 + (i/n)(q1 - q0),
+        i = 0..n, is valid. ``mode="certified"``: True iff both ends are within the joint limits and
+        the whole segment is proven collision-free (``certify_motion``, with ``min_step``, default
+        DEFAULT_MIN_STEP; ``resolution`` is not used).
 
         n = max(1, ceil(|q1 - q0|_2 * resolution)) with ``resolution`` in samples per unit of
         joint-space distance (default ``robot.resolution``). Samples are checked W at a time,
         spread along the whole edge from the first pass, and the check stops at the first collision.
         Obstacles thinner than the gap between samples can be missed; that is what discrete means.
         """
+        if mode == "certified":
+            step = DEFAULT_MIN_STEP if min_step is None else min_step
+            return self.certify_motion(q0, q1, env, padding, step).free
+        if mode != "discrete":
+            raise ValueError(f'mode must be "discrete" or "certified", got {mode!r}')
+        if min_step is not None:
+            raise ValueError('min_step applies to mode="certified" only')
         res = self.resolution if resolution is None else resolution
         if padding != 0.0:
             padding = _check_padding(padding)
@@ -287,6 +370,91 @@ class Robot:
         except _core.CloudRadiusError:
             self._fit_clouds(env, padding)
             return self._model.is_motion_valid(_env_model(env), q0, q1, float(res), padding)
+
+    def certify_motion(self, q0, q1, env: Environment | None = None, padding: float = 0.0,
+                       min_step: float = DEFAULT_MIN_STEP) -> MotionCertificate:
+        """Certified Link(q0, q1): proves the whole straight segment collision-free, or says why not.
+
+        Divide and conquer on clearance and a bound on how far each sphere can move (see
+        ``motion_bound``): a stretch between two evaluated configurations is free when, for every
+        sphere, the clearances at both ends add up to more than the length its centre can travel
+        in between. Stretches that cannot be certified are split; a stretch shorter than
+        ``min_step`` (joint-space distance, radians/metres) still not certified ends the check as
+        ``"undecided"`` (in collision or too close to call; never reported free). A sample with
+        negative clearance gives ``"collision"``. Out-of-limit ends give ``"collision"`` with 0
+        samples. Float32 rounding is covered by a 20 um margin on every clearance.
+        """
+        if padding != 0.0:
+            padding = _check_padding(padding)
+        step = float(min_step)
+        if not np.isfinite(step) or step <= 0:
+            raise ValueError(f"min_step must be a positive joint-space distance, got {min_step!r}")
+        q0, q1 = _as_f64(q0, "q0"), _as_f64(q1, "q1")
+        model = self._distance_env(env)
+        status, samples, t = self._model.certify_motion(model, q0, q1, padding, step)
+        return MotionCertificate(_CERT_STATUS[status], int(samples), float(t))
+
+    def motion_bound(self, q0, q1) -> np.ndarray:
+        """(n_spheres,) float64: for each sphere, a bound (metres) on the length of the path its
+        centre traces while the joints move in a straight line from ``q0`` to ``q1`` (dof,).
+
+        sum over joints of |dq_j| times the largest distance from joint j's axis to the centre
+        over every configuration (prismatic: |dq_j|), from the kinematic chain alone; certified
+        Link rests on it (simdplan.robots.motion_bound)."""
+        return self._model.motion_bounds(_as_f64(q0, "q0"), _as_f64(q1, "q1"))
+
+    def clearance(self, q, env: Environment | None = None, padding: float = 0.0, self_collision: bool = True) -> float:
+        """Signed clearance (metres) of ``q`` (dof,): the smallest distance between a robot sphere
+        (radius + padding) and an obstacle, or between two spheres of a checked link pair (when
+        ``self_collision``). Negative: the deepest penetration. +inf with nothing to measure.
+        Joint limits are not considered (see ``is_valid``)."""
+        return float(self.clearance_many(self._one_row(q), env, padding, self_collision)[0])
+
+    def clearance_many(self, Q, env: Environment | None = None, padding: float = 0.0,
+                       self_collision: bool = True) -> np.ndarray:
+        """``clearance`` of every row of ``Q`` (n, dof), SIMD-batched: (n,) float64."""
+        Q = _as_f64(Q, "Q")
+        if padding != 0.0:
+            padding = _check_padding(padding)
+        env_d, self_d = self._model.clearance_many(self._distance_env(env), Q, padding)
+        out = np.minimum(env_d, self_d) if self_collision else env_d
+        return out.astype(np.float64)
+
+    def distance_report(self, q, env: Environment | None = None, padding: float = 0.0) -> DistanceReport:
+        """Per link, the closest obstacle and the closest other link of a checked pair at ``q``,
+        with witness points (world frame, metres); see DistanceReport."""
+        if padding != 0.0:
+            padding = _check_padding(padding)
+        qa = _as_f64(q, "q")
+        model = self._distance_env(env)
+        env = env if env is not None else _empty_env()
+        links = self.sphere_links
+        per_link: dict[str, Proximity] = {}
+        per_link_self: dict[str, Proximity] = {}
+        for sphere, kind, other, clearance, on_robot, on_other in self._model.distance_report(model, qa, padding):
+            if kind < 0:
+                prox = Proximity(link=links[sphere], sphere=int(sphere), clearance=float(clearance),
+                                 on_robot=np.array(on_robot), on_other=np.array(on_other),
+                                 other_link=links[other], other_sphere=int(other))
+                for name, mine in ((links[sphere], prox), (links[other], prox.swapped())):
+                    if name not in per_link_self or mine.clearance < per_link_self[name].clearance:
+                        per_link_self[name] = mine
+                continue
+            ob = env._obstacle_for(kind, other)
+            prox = Proximity(link=links[sphere], sphere=int(sphere), clearance=float(clearance),
+                             on_robot=np.array(on_robot), on_other=np.array(on_other),
+                             obstacle_id=ob.id, obstacle_name=ob.name, obstacle_kind=ob.kind)
+            if prox.link not in per_link or prox.clearance < per_link[prox.link].clearance:
+                per_link[prox.link] = prox
+        everything = list(per_link.values()) + list(per_link_self.values())
+        closest = min(everything, key=lambda p: p.clearance) if everything else None
+        return DistanceReport(closest=closest, environment=per_link, self_collision=per_link_self)
+
+    def _distance_env(self, env):
+        """The compiled environment with every point cloud's nearest-point tree built."""
+        if env is not None and getattr(env, "_nearest", None) is not None:
+            env._ensure_nearest()
+        return _env_model(env)
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""

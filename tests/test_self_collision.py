@@ -84,7 +84,7 @@ def test_lists_do_not_change_answers(isa, name, padding):
     robot = simdplan.robots.load(name)
     prog = robot._program
     args = prog.core_args()
-    full = _core.RobotModel(*args[:-3], np.zeros(0, np.int32), np.zeros(0, np.int32), 0.0)
+    full = _core.RobotModel(*args[:-4], np.zeros(0, np.int32), np.zeros(0, np.int32), 0.0, args[-1])
     env = Environment()
     env.add_box([0.45, 0.0, 0.3], half_extents=[0.05, 0.3, 0.3])
     rng = np.random.default_rng(3)
@@ -107,12 +107,12 @@ def test_bad_lists_are_refused():
     ranges = np.full(2 * n_pairs, -1, np.int32)
     ranges[0], ranges[1] = 0, 1
     with pytest.raises(ValueError, match="not a sphere pair of its group pair"):
-        _core.RobotModel(*args[:-3], ranges, np.array([0, 0], np.int32), 0.0)
+        _core.RobotModel(*args[:-4], ranges, np.array([0, 0], np.int32), 0.0, args[-1])
     ranges[1] = 5
     with pytest.raises(ValueError, match="pair_ranges entry out of range"):
-        _core.RobotModel(*args[:-3], ranges, np.array([0, 0], np.int32), 0.0)
+        _core.RobotModel(*args[:-4], ranges, np.array([0, 0], np.int32), 0.0, args[-1])
     with pytest.raises(ValueError, match="list_max_padding"):
-        _core.RobotModel(*args[:-3], np.zeros(0, np.int32), np.zeros(0, np.int32), -1.0)
+        _core.RobotModel(*args[:-4], np.zeros(0, np.int32), np.zeros(0, np.int32), -1.0, args[-1])
 
 
 def test_certification_is_cached():

@@ -4,6 +4,9 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <string>
+#include <type_traits>
+
 #include "arrays.hh"
 #include "environment.hh"
 
@@ -19,19 +22,30 @@ void bind_collision(nb::module_& m) {
           "__init__",
           [](Environment* self, const FloatIn& spheres, const FloatIn& capsules, const FloatIn& cylinders,
              const FloatIn& boxes, const FloatIn& planes, const std::vector<std::shared_ptr<capt::Tree>>& trees,
-             const std::vector<int32_t>& cloud_tree, const FloatIn& cloud_aabbs, const FloatIn& cloud_point_radius) {
-            // cloud_tree[c]: index into trees of cloud c's tree, or -1 while it waits for a robot
-            std::vector<std::shared_ptr<const capt::Tree>> clouds;
-            for (int32_t t : cloud_tree) {
-              if (t >= int32_t(trees.size()) || t < -1) throw std::invalid_argument("cloud_tree index out of range");
-              clouds.push_back(t >= 0 ? trees[size_t(t)] : nullptr);
-            }
+             const std::vector<int32_t>& cloud_tree, const FloatIn& cloud_aabbs, const FloatIn& cloud_point_radius,
+             const std::vector<std::shared_ptr<capt::NearestTree>>& nearest_trees,
+             const std::vector<int32_t>& cloud_nearest) {
+            // cloud_tree[c]: index into trees of cloud c's tree, or -1 while it waits for a robot;
+            // cloud_nearest[c] likewise into nearest_trees (-1: not built, distance queries refuse it)
+            auto pick = [](const auto& pool, const std::vector<int32_t>& which, const char* name) {
+              std::vector<std::shared_ptr<const typename std::decay_t<decltype(pool)>::value_type::element_type>> out;
+              for (int32_t t : which) {
+                if (t >= int32_t(pool.size()) || t < -1) throw std::invalid_argument(std::string(name) + " index out of range");
+                out.push_back(t >= 0 ? pool[size_t(t)] : nullptr);
+              }
+              return out;
+            };
+            auto clouds = pick(trees, cloud_tree, "cloud_tree");
+            auto nearest = pick(nearest_trees, cloud_nearest, "cloud_nearest");
+            if (!nearest.empty() && nearest.size() != clouds.size())
+              throw std::invalid_argument("cloud_nearest needs one entry per cloud");
             new (self) Environment(to_vector(spheres), to_vector(capsules), to_vector(cylinders), to_vector(boxes),
                                    to_vector(planes), std::move(clouds), to_vector(cloud_aabbs),
-                                   to_vector(cloud_point_radius));
+                                   to_vector(cloud_point_radius), std::move(nearest));
           },
           nb::arg("spheres"), nb::arg("capsules"), nb::arg("cylinders"), nb::arg("boxes"), nb::arg("planes"),
-          nb::arg("trees"), nb::arg("cloud_tree"), nb::arg("cloud_aabbs"), nb::arg("cloud_point_radius"))
+          nb::arg("trees"), nb::arg("cloud_tree"), nb::arg("cloud_aabbs"), nb::arg("cloud_point_radius"),
+          nb::arg("nearest_trees"), nb::arg("cloud_nearest"))
       .def("__len__", &Environment::size);
 }
 

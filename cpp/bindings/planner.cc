@@ -116,7 +116,9 @@ void bind_planner(nb::module_& m) {
       .def_rw("simplify_iterations", &PlannerSettings::simplify_iterations)
       .def_rw("smooth_passes", &PlannerSettings::smooth_passes)
       .def_rw("interpolate", &PlannerSettings::interpolate)
-      .def_rw("padding", &PlannerSettings::padding);
+      .def_rw("padding", &PlannerSettings::padding)
+      .def_rw("certified", &PlannerSettings::certified)
+      .def_rw("min_step", &PlannerSettings::min_step);
 
   m.def(
       "plan",

@@ -27,7 +27,7 @@ void bind_robots(nb::module_& m) {
              const FloatIn& body_scale, const FloatIn& body_offset, const FloatIn& body_origin, const I32& group_body,
              const I32& group_begin, const I32& group_end, const FloatIn& group_bound, const FloatIn& spheres,
              const I32& pairs, const F64& lower, const F64& upper, const U8& wrap, const I32& pair_ranges,
-             const I32& sphere_pairs, float list_max_padding) {
+             const I32& sphere_pairs, float list_max_padding, const FloatIn& sphere_reach) {
             RobotArrays a;
             a.dof = dof;
             a.body_parent = to_vector_1d(body_parent);
@@ -48,13 +48,14 @@ void bind_robots(nb::module_& m) {
             a.pair_ranges = to_vector_1d(pair_ranges);
             a.sphere_pairs = to_vector_1d(sphere_pairs);
             a.list_max_padding = list_max_padding;
+            a.sphere_reach = to_vector(sphere_reach);
             new (self) RobotModel(std::move(a));
           },
           nb::arg("dof"), nb::arg("body_parent"), nb::arg("body_kind"), nb::arg("body_dof"), nb::arg("body_scale"),
           nb::arg("body_offset"), nb::arg("body_origin"), nb::arg("group_body"), nb::arg("group_begin"),
           nb::arg("group_end"), nb::arg("group_bound"), nb::arg("spheres"), nb::arg("pairs"), nb::arg("lower"),
           nb::arg("upper"), nb::arg("wrap"), nb::arg("pair_ranges"), nb::arg("sphere_pairs"),
-          nb::arg("list_max_padding"))
+          nb::arg("list_max_padding"), nb::arg("sphere_reach"))
       .def_prop_ro("dof", &RobotModel::dof)
       .def(
           "is_valid",
@@ -112,6 +113,53 @@ void bind_robots(nb::module_& m) {
             return arr;
           },
           nb::arg("Q"))
+      .def(
+          "clearance_many",
+          [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
+            const Strided s = as_batch(q, r.dof(), "Q");
+            float *e, *c;
+            auto env_arr = new_array<float>({size_t(s.rows)}, &e);
+            auto self_arr = new_array<float>({size_t(s.rows)}, &c);
+            {
+              nb::gil_scoped_release release;
+              r.clearance_many(env, s, padding, e, c);
+            }
+            return nb::make_tuple(env_arr, self_arr);
+          },
+          nb::arg("env"), nb::arg("Q"), nb::arg("padding"))
+      .def(
+          "certify_motion",
+          [](const RobotModel& r, const Environment& env, const InArray& q0, const InArray& q1, float padding,
+             double min_step) {
+            const Strided a = as_vector(q0, r.dof(), "q0"), b = as_vector(q1, r.dof(), "q1");
+            CertifyResult res;
+            {
+              nb::gil_scoped_release release;
+              res = r.certify_motion(env, a, b, padding, min_step);
+            }
+            return nb::make_tuple(int(res.status), res.samples, res.t);
+          },
+          nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("padding"), nb::arg("min_step"))
+      .def(
+          "motion_bounds",
+          [](const RobotModel& r, const InArray& q0, const InArray& q1) {
+            double* out;
+            auto arr = new_array<double>({size_t(r.view().n_spheres)}, &out);
+            r.motion_bounds(as_vector(q0, r.dof(), "q0"), as_vector(q1, r.dof(), "q1"), out);
+            return arr;
+          },
+          nb::arg("q0"), nb::arg("q1"))
+      .def(
+          "distance_report",
+          [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
+            nb::list out;
+            for (const Proximity& p : r.distance_report(env, as_vector(q, r.dof(), "q"), padding))
+              out.append(nb::make_tuple(p.sphere, p.kind, p.other, p.clearance,
+                                        nb::make_tuple(p.on_robot[0], p.on_robot[1], p.on_robot[2]),
+                                        nb::make_tuple(p.on_other[0], p.on_other[1], p.on_other[2])));
+            return out;
+          },
+          nb::arg("env"), nb::arg("q"), nb::arg("padding"))
       .def(
           "contacts",
           [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {

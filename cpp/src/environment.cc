@@ -48,13 +48,15 @@ void add_aabbs(const std::vector<float>& recs, int floats, ObstacleKind kind, Ha
 Environment::Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
                          std::vector<float> boxes, std::vector<float> planes,
                          std::vector<std::shared_ptr<const capt::Tree>> clouds, std::vector<float> cloud_aabbs,
-                         std::vector<float> cloud_point_radius)
+                         std::vector<float> cloud_point_radius,
+                         std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest)
     : spheres_(std::move(spheres)),
       capsules_(std::move(capsules)),
       cylinders_(std::move(cylinders)),
       boxes_(std::move(boxes)),
       planes_(std::move(planes)),
-      trees_(std::move(clouds)) {
+      trees_(std::move(clouds)),
+      nearest_trees_(std::move(cloud_nearest)) {
   view_.n_spheres = records(spheres_, kSphereFloats, "sphere");
   view_.spheres = spheres_.data();
   view_.n_capsules = records(capsules_, kCapsuleFloats, "capsule");
@@ -90,7 +92,11 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   const size_t nc = trees_.size();
   if (cloud_aabbs.size() != 6 * nc || cloud_point_radius.size() != nc)
     throw std::invalid_argument("environment: cloud_aabbs needs 6 floats and cloud_point_radius 1 per cloud");
+  if (nearest_trees_.empty()) nearest_trees_.resize(nc);
+  if (nearest_trees_.size() != nc) throw std::invalid_argument("environment: cloud_nearest needs one entry per cloud");
   clouds_.resize(nc);
+  nearest_.resize(nc);
+  point_radius_.resize(nc);
   for (size_t c = 0; c < nc; ++c) {
     const float* bb = cloud_aabbs.data() + 6 * c;
     float pr = cloud_point_radius[c];
@@ -102,6 +108,13 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
       clouds_[c].depth = -1;  // not built: require_cloud_radii refuses every check
     }
     if (!(pr >= 0) || !std::isfinite(pr)) throw std::invalid_argument("environment: cloud point radius must be >= 0");
+    point_radius_[c] = pr;
+    if (nearest_trees_[c]) {
+      nearest_[c] = nearest_trees_[c]->view();
+    } else {
+      nearest_[c] = NearestView{};
+      nearest_[c].depth = -1;
+    }
     float box[kBoxFloats] = {0};
     for (int k = 0; k < 3; ++k) {
       if (!std::isfinite(bb[k]) || !std::isfinite(bb[3 + k]) || bb[k] > bb[3 + k])
@@ -127,6 +140,15 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   view_.n_clouds = static_cast<int32_t>(nc);
   view_.clouds = clouds_.data();
   view_.cloud_boxes = cloud_boxes_.data();
+  view_.cloud_nearest = nearest_.data();
+  view_.clouds_point_radius = point_radius_.data();
+}
+
+void Environment::require_cloud_nearest() const {
+  for (size_t c = 0; c < nearest_.size(); ++c)
+    if (nearest_[c].depth < 0)
+      throw CloudRadiusError("point cloud " + std::to_string(c) + " has no nearest-point tree yet", int32_t(c), 0.0f,
+                             0.0f);
 }
 
 void Environment::require_cloud_radii(float r_lo, float r_hi) const {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "simdplan/capt/nearest_tree.hh"
 #include "simdplan/capt/tree.hh"
 #include "simdplan/collision/environment_view.hh"
 
@@ -26,22 +27,29 @@ struct CloudRadiusError : std::invalid_argument {
 class Environment {
  public:
   // clouds: built trees shared with Python (never copied); nullptr for a cloud whose tree waits for
-  // the robot's radii. cloud_aabbs: 6 floats per cloud (min x y z, max x y z of its points, before
+  // the robot's radii. cloud_nearest: each cloud's nearest-point tree for distance queries (empty,
+  // or nullptr entries, where not built yet). cloud_aabbs: 6 floats per cloud (min x y z, max x y z of its points, before
   // the point radius, which comes from the tree or cloud_point_radius when the tree is missing).
   Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
               std::vector<float> boxes, std::vector<float> planes,
               std::vector<std::shared_ptr<const capt::Tree>> clouds = {}, std::vector<float> cloud_aabbs = {},
-              std::vector<float> cloud_point_radius = {});
+              std::vector<float> cloud_point_radius = {},
+              std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest = {});
 
   const EnvironmentView& view() const { return view_; }
   int64_t size() const;
   // Throws CloudRadiusError unless every cloud has a tree that answers radii [r_lo, r_hi].
   void require_cloud_radii(float r_lo, float r_hi) const;
+  // Throws CloudRadiusError (cloud index set, radii 0) unless every cloud has its nearest-point tree.
+  void require_cloud_nearest() const;
 
  private:
   std::vector<float> spheres_, capsules_, cylinders_, boxes_, planes_;
   std::vector<std::shared_ptr<const capt::Tree>> trees_;
   std::vector<CaptView> clouds_;
+  std::vector<std::shared_ptr<const capt::NearestTree>> nearest_trees_;
+  std::vector<NearestView> nearest_;
+  std::vector<float> point_radius_;
   std::vector<float> cloud_boxes_;
   std::vector<float> aabb_soa_;
   std::vector<int32_t> obstacle_kind_, obstacle_record_;

@@ -3,6 +3,7 @@
 // Built three times by CMake (scalar, avx2, avx512), each with its own -m flags and
 // -DSIMDPLAN_NS=isa_<name>. Nothing here may use code that another build also instantiates
 // (see simdplan/config.hh): only our namespaced templates, intrinsics and libm builtins.
+#include "simdplan/collision/distance.hh"
 #include "simdplan/collision/validity.hh"
 #include "simdplan/collision/validity_one.hh"
 #include "simdplan/kernels.hh"
@@ -51,6 +52,15 @@ bool one(const RobotView* rb, const EnvironmentView* env, const float* q, float 
   return check_one<VecOne>(*rb, *env, q, padding, scratch);
 }
 
+int64_t dist_floats(const RobotView* rb) { return distance_scratch_floats<Vec>(*rb); }
+
+uint32_t distances(const RobotView* rb, const EnvironmentView* env, const float* q, int32_t count, float padding,
+                   const float* cap_env, const float* cap_pair, bool use_lists, bool stop_at_collision,
+                   float* env_out, float* pair_out, float* scratch) {
+  return distance_rows<Vec>(*rb, *env, q, count, padding, cap_env, cap_pair, use_lists, stop_at_collision, env_out,
+                            pair_out, scratch);
+}
+
 void fk_spheres(const RobotView* rb, const float* q, int64_t n, float* out, float* scratch) {
   fk_spheres_batch<Vec>(*rb, q, n, out, scratch);
 }
@@ -59,8 +69,8 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
   fk_bodies_batch<Vec>(*rb, q, n, out, scratch);
 }
 
-const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W, &scratch_floats, &check, &motion,
-                             &one_floats, &one, &fk_spheres, &fk_bodies};
+const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W,     &scratch_floats, &check,      &motion, &one_floats,
+                             &one,                &dist_floats, &distances,      &fk_spheres, &fk_bodies};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS

@@ -46,6 +46,7 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
   out.initial_path = to_double(path);
   out.stats.initial_cost = planner::path_cost(path, dof);
   const auto t0 = Clock::now();
+  check.set_discrete_prefilter(false);  // simplification's edges are mostly free (see Checker::motion)
   planner::Simplifier simp(check, rng);
   if (s.simplify) {
     simp.reduce_vertices(path);
@@ -64,6 +65,7 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
   if (!(s.range > 0) || !(s.resolution > 0) || !std::isfinite(s.range) || !std::isfinite(s.resolution))
     throw std::invalid_argument("range and resolution must be positive and finite");
   if (s.max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1");
+  if (!(s.min_step > 0) || !std::isfinite(s.min_step)) throw std::invalid_argument("min_step must be positive and finite");
 }
 
 }  // namespace
@@ -72,10 +74,12 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
                 const double* goals, int32_t n_goals, const PlannerSettings& s) {
   check_problem(s, n_goals);
   robot.require_clouds(env, s.padding);
+  if (s.certified) robot.require_distances(env);
   const int32_t dof = robot.dof();
   const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   PlanOutput out;
-  Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats);
+  Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
+                s.min_step);
   std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
@@ -109,19 +113,22 @@ PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const Pl
 
 int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
   robot_.require_clouds(env_, settings_.padding);
+  if (settings_.certified) robot_.require_distances(env_);
   PlannerStats stats;
-  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_, stats);
+  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_, stats,
+                settings_.certified, settings_.min_step);
   return roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, planner::Deadline(time_limit));
 }
 
 PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s) {
   check_problem(s, n_goals);
   robot_.require_clouds(env_, settings_.padding);
+  if (settings_.certified) robot_.require_distances(env_);
   PlanOutput out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
-                out.stats);
+                out.stats, settings_.certified, settings_.min_step);
   const int32_t dof = robot_.dof();
   std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
   check.clamp(q0.data());
@@ -130,6 +137,8 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   qs.padding = settings_.padding;
   qs.resolution = settings_.resolution;
   qs.prm_neighbors = settings_.prm_neighbors;
+  qs.certified = settings_.certified;
+  qs.min_step = settings_.min_step;
   const auto t0 = Clock::now();
   std::vector<float> path = planner::prm_query(roadmap_, check, sampler_, q0.data(), qg, qs, out.stats);
   out.stats.planning_time_ns = ns_since(t0);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dispatch.hh"
+#include "simdplan/capt/nearest_kernels.hh"
 #include "simdplan/collision/obstacles.hh"
 #include "simdplan/vec/scalar.hh"
 
@@ -135,6 +136,37 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   view_.pair_ranges = a_.pair_ranges.data();
   view_.sphere_pairs = a_.sphere_pairs.data();
   view_.list_max_padding = a_.list_max_padding;
+
+  // motion bounds: group reach = max over its spheres; pair reach = both groups' reach over the
+  // bodies below their common ancestor (the bodies above move both rigidly: no relative motion)
+  require(a_.sphere_reach.size() == ns * nb, "sphere_reach needs n_spheres x n_bodies entries");
+  for (float r : a_.sphere_reach) require(r >= 0 && std::isfinite(r), "sphere_reach entries must be finite and >= 0");
+  group_reach_.assign(ng * nb, 0.0f);
+  for (size_t g = 0; g < ng; ++g)
+    for (int32_t i = a_.group_begin[g]; i < a_.group_end[g]; ++i)
+      for (size_t k = 0; k < nb; ++k)
+        group_reach_[g * nb + k] = std::max(group_reach_[g * nb + k], a_.sphere_reach[size_t(i) * nb + k]);
+  pair_reach_.assign(np * nb, 0.0f);
+  std::vector<uint8_t> above(nb);
+  for (size_t p = 0; p < np; ++p) {
+    const int32_t ga = a_.pairs[2 * p], gb = a_.pairs[2 * p + 1];
+    std::fill(above.begin(), above.end(), uint8_t(0));
+    for (int32_t b = a_.group_body[ga]; b >= 0; b = a_.body_parent[b]) above[b] = 1;
+    int32_t top = a_.group_body[gb];
+    while (!above[top]) top = a_.body_parent[top];
+    std::fill(above.begin(), above.end(), uint8_t(0));
+    for (int32_t b = top; b >= 0; b = a_.body_parent[b]) above[b] = 1;
+    for (size_t k = 0; k < nb; ++k) {
+      if (above[k]) continue;
+      const double sum = double(group_reach_[ga * nb + k]) + double(group_reach_[gb * nb + k]);
+      float f = static_cast<float>(sum);
+      if (double(f) < sum) f = std::nextafter(f, HUGE_VALF);  // never below the true sum
+      pair_reach_[p * nb + k] = f;
+    }
+  }
+  view_.sphere_reach = a_.sphere_reach.data();
+  view_.group_reach = group_reach_.data();
+  view_.pair_reach = pair_reach_.data();
 }
 
 bool RobotModel::convert_row(const Strided& q, int64_t r, float* out, const char* name) const {
@@ -292,6 +324,223 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
         }
       }
     }
+  }
+  return out;
+}
+
+}  // namespace simdplan
+
+namespace simdplan {
+
+void RobotModel::clearance_many(const Environment& env, const Strided& q, float padding, float* env_out,
+                                float* self_out) const {
+  require_distances(env);
+  const KernelTable& k = active();
+  const int32_t W = k.lanes, ng = view_.n_groups, np = view_.n_pairs;
+  std::vector<float> rows(size_t(W) * std::max(a_.dof, 1));
+  std::vector<float> cap_env(size_t(std::max(ng, 1)), HUGE_VALF), cap_pair(size_t(std::max(np, 1)), HUGE_VALF);
+  std::vector<float> eo(size_t(W) * std::max(ng, 1)), po(size_t(W) * std::max(np, 1));
+  float* s = scratch(k.distance_scratch_floats(&view_));
+  for (int64_t base = 0; base < q.rows; base += W) {
+    const int32_t count = int32_t(std::min<int64_t>(W, q.rows - base));
+    for (int32_t r = 0; r < count; ++r) convert_row(q, base + r, rows.data() + size_t(r) * a_.dof, "Q");
+    k.distances(&view_, &env.view(), rows.data(), count, padding, cap_env.data(), cap_pair.data(), false, false,
+                eo.data(), po.data(), s);
+    for (int32_t r = 0; r < count; ++r) {
+      float e = HUGE_VALF, c = HUGE_VALF;
+      for (int32_t g = 0; g < ng; ++g) e = std::min(e, eo[size_t(g) * W + r]);
+      for (int32_t p = 0; p < np; ++p) c = std::min(c, po[size_t(p) * W + r]);
+      env_out[base + r] = e;
+      self_out[base + r] = c;
+    }
+  }
+}
+
+CertifyResult RobotModel::certify_motion(const Environment& env, const Strided& q0, const Strided& q1, float padding,
+                                         double min_step) const {
+  require_distances(env);
+  if (!(min_step > 0) || !std::isfinite(min_step))
+    throw std::invalid_argument("min_step must be a positive finite joint-space distance");
+  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
+  const bool ok0 = convert_row(q0, 0, ends.data(), "q0");
+  const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  if (!ok0 || !ok1) return {kCertCollision, 0, ok0 ? 1.0 : 0.0};
+  // NOTE: the segment runs between the raw values; a continuous joint is wrapped per sample by
+  // the kernels' sin/cos, so ends given in different turns are the edge the caller described.
+  for (int32_t j = 0; j < a_.dof; ++j) {
+    ends[j] = static_cast<float>(q0.data[j * q0.col_stride]);
+    ends[a_.dof + j] = static_cast<float>(q1.data[j * q1.col_stride]);
+  }
+  // NOTE: a fresh workspace per call (about a microsecond); planners keep theirs for a whole plan.
+  CertifiedLink link(view_, active());
+  return link.check(env.view(), ends.data(), ends.data() + a_.dof, padding, min_step);
+}
+
+void RobotModel::motion_bounds(const Strided& q0, const Strided& q1, double* out) const {
+  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
+  convert_row(q0, 0, ends.data(), "q0");
+  convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  for (int32_t j = 0; j < a_.dof; ++j) {
+    ends[j] = static_cast<float>(q0.data[j * q0.col_stride]);
+    ends[a_.dof + j] = static_cast<float>(q1.data[j * q1.col_stride]);
+  }
+  CertifiedLink(view_, *kernels_scalar()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
+}
+
+}  // namespace simdplan
+
+namespace simdplan {
+namespace {
+
+struct D3 {
+  double x, y, z;
+};
+D3 operator-(D3 a, D3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+D3 operator+(D3 a, D3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+D3 operator*(double s, D3 a) { return {s * a.x, s * a.y, s * a.z}; }
+double dot(D3 a, D3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+double norm(D3 a) { return std::sqrt(dot(a, a)); }
+D3 unit_or(D3 a, D3 fallback) {
+  const double n = norm(a);
+  return n > 0 ? (1.0 / n) * a : fallback;
+}
+D3 at(const float* o) { return {o[0], o[1], o[2]}; }
+
+// Nearest point of the obstacle's surface to c and the signed distance of c (negative inside), in
+// double from the float32 record (layouts in geom/).
+double closest_on_primitive(int32_t kind, const float* o, D3 c, D3& w) {
+  switch (kind) {
+    case kObsSphere: {
+      const D3 u = unit_or(c - at(o), {0, 0, 1});
+      w = at(o) + double(o[3]) * u;
+      return norm(c - at(o)) - o[3];
+    }
+    case kObsCapsule: {
+      const D3 ax = at(o + 3);
+      const double t = std::clamp(dot(c - at(o), ax), -double(o[6]), double(o[6]));
+      const D3 p = at(o) + t * ax;
+      w = p + double(o[7]) * unit_or(c - p, {0, 0, 1});
+      return norm(c - p) - o[7];
+    }
+    case kObsCylinder: {
+      const D3 ax = at(o + 3), d = c - at(o);
+      const double h = dot(d, ax);
+      const D3 radial = d - h * ax;
+      const double rho = norm(radial);
+      D3 ur = unit_or(radial, std::fabs(ax.x) < 0.9 ? D3{1, 0, 0} : D3{0, 1, 0});
+      if (rho == 0) ur = unit_or(ur - dot(ur, ax) * ax, {0, 0, 1});
+      const double hl = o[6], R = o[7];
+      const double er = rho - R, eh = std::fabs(h) - hl;
+      if (er < 0 && eh < 0) {  // inside: the nearer of the side and the cap
+        if (eh > er) {
+          w = at(o) + (h >= 0 ? hl : -hl) * ax + rho * ur;
+        } else {
+          w = at(o) + h * ax + R * ur;
+        }
+        return std::max(er, eh);
+      }
+      w = at(o) + std::clamp(h, -hl, hl) * ax + std::min(rho, R) * ur;
+      return std::hypot(std::max(er, 0.0), std::max(eh, 0.0));
+    }
+    case kObsBox: {
+      const D3 d = c - at(o);
+      double local[3], clamped[3];
+      double worst = -HUGE_VAL;
+      int worst_axis = 0;
+      for (int k = 0; k < 3; ++k) {
+        local[k] = dot(d, at(o + 3 + 3 * k));
+        clamped[k] = std::clamp(local[k], -double(o[12 + k]), double(o[12 + k]));
+        const double ex = std::fabs(local[k]) - o[12 + k];
+        if (ex > worst) worst = ex, worst_axis = k;
+      }
+      const bool inside = worst < 0;
+      if (inside) clamped[worst_axis] = local[worst_axis] >= 0 ? o[12 + worst_axis] : -o[12 + worst_axis];
+      w = at(o);
+      for (int k = 0; k < 3; ++k) w = w + clamped[k] * at(o + 3 + 3 * k);
+      return inside ? worst : norm(c - w);
+    }
+    default: {  // plane: n . p <= d is the obstacle
+      const D3 n = at(o);
+      const double sd = dot(n, c) - o[3];
+      w = c - sd * n;
+      return sd;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Proximity> RobotModel::distance_report(const Environment& env, const Strided& q, float padding) const {
+  require_distances(env);
+  const KernelTable& k = *kernels_scalar();
+  std::vector<float> qf(std::max(a_.dof, 1));
+  convert_row(q, 0, qf.data(), "q");
+  const int32_t ns = view_.n_spheres;
+  std::vector<float> wsp(size_t(ns) * 4);
+  k.fk_spheres(&view_, qf.data(), 1, wsp.data(), scratch(k.scratch_floats(&view_)));
+  const EnvironmentView& e = env.view();
+  const NearestKernels& nk = nearest_kernels_active();
+  std::vector<Proximity> out;
+  auto record = [&](int32_t sphere, int32_t kind, int32_t other, double clearance, D3 c, double r, D3 w, bool inside) {
+    const D3 n = inside ? unit_or(c - w, {0, 0, -1}) : unit_or(w - c, {0, 0, -1});
+    const D3 on = c + r * n;
+    out.push_back({sphere, kind, other, float(clearance), {float(on.x), float(on.y), float(on.z)},
+                   {float(w.x), float(w.y), float(w.z)}});
+  };
+  if (e.n_obstacles > 0) {
+    for (int32_t s = 0; s < ns; ++s) {
+      const D3 c = at(wsp.data() + 4 * s);
+      const double r = double(wsp[4 * s + 3]) + padding;
+      double best = HUGE_VAL, best_sd = 0;
+      int32_t best_idx = -1;
+      D3 best_w{0, 0, 0};
+      for (int32_t idx = 0; idx < e.n_obstacles; ++idx) {
+        const int32_t kind = e.obstacle_kind[idx], rec = e.obstacle_record[idx];
+        D3 w;
+        double sd;
+        if (kind == kObsCloud) {
+          const float cf[3] = {float(c.x), float(c.y), float(c.z)};
+          float d;
+          int32_t pi;
+          nk.nearest(&e.cloud_nearest[rec], cf, 1, HUGE_VALF, &d, &pi);
+          if (pi < 0) continue;  // an empty cloud
+          const NearestView& t = e.cloud_nearest[rec];
+          // the nearest point's coordinates: find its slot (rare path, a report)
+          D3 p{0, 0, 0};
+          const int64_t slots = (int64_t(1) << t.depth) * kNearestBucket;
+          for (int64_t i = 0; i < slots; ++i)
+            if (t.index[i] == pi) {
+              p = {t.px[i], t.py[i], t.pz[i]};
+              break;
+            }
+          const double pr = e.clouds_point_radius[rec];
+          w = p + pr * unit_or(c - p, {0, 0, 1});
+          sd = norm(c - p) - pr;
+        } else {
+          sd = closest_on_primitive(kind, isa_scalar::obstacle_data(e, idx), c, w);
+        }
+        if (sd - r < best) best = sd - r, best_sd = sd, best_idx = idx, best_w = w;
+      }
+      if (best_idx >= 0)
+        record(s, e.obstacle_kind[best_idx], e.obstacle_record[best_idx], best, c, r, best_w, best_sd < 0);
+    }
+  }
+  for (int32_t p = 0; p < view_.n_pairs; ++p) {
+    const int32_t ga = view_.pairs[2 * p], gb = view_.pairs[2 * p + 1];
+    double best = HUGE_VAL;
+    int32_t bi = -1, bj = -1;
+    for (int32_t i = view_.group_begin[ga]; i < view_.group_end[ga]; ++i)
+      for (int32_t j = view_.group_begin[gb]; j < view_.group_end[gb]; ++j) {
+        const double d = norm(at(wsp.data() + 4 * i) - at(wsp.data() + 4 * j)) - wsp[4 * i + 3] - wsp[4 * j + 3] -
+                         2.0 * padding;
+        if (d < best) best = d, bi = i, bj = j;
+      }
+    if (bi < 0) continue;
+    const D3 ci = at(wsp.data() + 4 * bi), cj = at(wsp.data() + 4 * bj);
+    const D3 u = unit_or(cj - ci, {0, 0, 1});
+    const D3 oi = ci + (double(wsp[4 * bi + 3]) + padding) * u, oj = cj - (double(wsp[4 * bj + 3]) + padding) * u;
+    out.push_back({bi, -1, bj, float(best), {float(oi.x), float(oi.y), float(oi.z)},
+                   {float(oj.x), float(oj.y), float(oj.z)}});
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "environment.hh"
+#include "simdplan/collision/certified_link.hh"
 #include "simdplan/kin/robot_view.hh"
 
 namespace simdplan {
@@ -26,6 +27,9 @@ struct RobotArrays {
   std::vector<int32_t> pair_ranges;
   std::vector<int32_t> sphere_pairs;  // 2 per entry: global sphere indices (first of group a, second of b)
   float list_max_padding = 0.0f;
+  // n_spheres x n_bodies: bound on the distance of each sphere centre from each body's joint axis
+  // (robots/motion_bound.py; RobotView.sphere_reach). Empty: certified Link is unavailable.
+  std::vector<float> sphere_reach;
   std::vector<double> lower, upper;
   std::vector<uint8_t> wrap;  // continuous joints: any angle is valid, wrapped to [-pi, pi] for the kernels
 };
@@ -36,6 +40,18 @@ struct Contact {
   int32_t other;        // obstacle record index (env) or the other robot sphere (self)
   int32_t kind;         // ObstacleKind (collision/environment_view.hh); -1 for self
   float depth;          // radius (+ padding) minus the signed distance of the centre, metres
+};
+
+// Closest obstacle of one robot sphere (distance_report): clearance (signed, metres), obstacle (kind,
+// record), witness points: on the obstacle's surface nearest the centre (a cloud: its nearest point
+// moved point_radius towards the centre) and on the sphere (its point deepest towards the obstacle).
+struct Proximity {
+  int32_t sphere;
+  int32_t kind;    // ObstacleKind; -1: self (other = the other robot sphere)
+  int32_t other;   // obstacle record index, or robot sphere
+  float clearance;
+  float on_robot[3];
+  float on_other[3];
 };
 
 struct Strided {
@@ -62,6 +78,25 @@ class RobotModel {
   void fk_spheres(const Strided& q, float* out) const;
   void fk_bodies(const Strided& q, float* out) const;
   std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
+  // Exact clearances of every row of q (collision/distance.hh, no caps): env_out[r] the smallest
+  // over robot spheres and obstacles, self_out[r] over the checked sphere pairs (+inf if none).
+  // Rows out of the joint limits are measured all the same.
+  void clearance_many(const Environment& env, const Strided& q, float padding, float* env_out, float* self_out) const;
+  // Per sphere its closest obstacle (none where the environment is empty) and per checked link
+  // pair its closest sphere pair, exact (scalar float64 witness points from float32 geometry).
+  std::vector<Proximity> distance_report(const Environment& env, const Strided& q, float padding) const;
+  // Certified Link(q0, q1) (collision/certified_link.hh); out of limits ends give kCertCollision
+  // with no samples.
+  CertifyResult certify_motion(const Environment& env, const Strided& q0, const Strided& q1, float padding,
+                               double min_step) const;
+  // L_i of the edge for every sphere (n_spheres doubles): bound on the length of the path its
+  // centre traces.
+  void motion_bounds(const Strided& q0, const Strided& q1, double* out) const;
+  bool has_motion_bounds() const { return !a_.sphere_reach.empty(); }
+  // Throws unless every cloud of env can answer distance queries.
+  void require_distances(const Environment& env) const {
+    if (env.view().n_clouds > 0) env.require_cloud_nearest();
+  }
   // Throws CloudRadiusError unless every point cloud of env answers this robot's sphere radii plus
   // padding (the CAPT contract). Every check entry point calls it before the kernels run. (Group
   // bounding spheres are queried too, but only where a cloud's range happens to cover them.)
@@ -80,6 +115,7 @@ class RobotModel {
   float radius_min_ = 0.0f, radius_max_ = 0.0f;  // over all spheres
   std::vector<int32_t> pair_begin_;
   std::vector<float> sphere_soa_;
+  std::vector<float> group_reach_, pair_reach_;
   RobotView view_{};
 };
 

@@ -217,12 +217,14 @@ def _call_plan(scene, settings):
                             np.asarray(scene.goals, dtype=float), planner=planner, **fields)
 
 
-def verify_path(robot, env, path, start, goals, resolution: float, padding: float = 0.0) -> dict:
+def verify_path(robot, env, path, start, goals, resolution: float, padding: float = 0.0,
+                certified: bool = False, min_step: float = 1e-3) -> dict:
     """Independent check of a returned path.
 
     path (k, dof): must start at ``start`` (dof,), end at one of ``goals`` (m, dof) (to
     ENDPOINT_TOL), and every edge between consecutive waypoints must pass
-    ``robot.is_motion_valid`` at ``resolution`` samples per unit joint distance.
+    ``robot.is_motion_valid`` at ``resolution`` samples per unit joint distance, and with
+    ``certified`` also ``robot.certify_motion`` (a fresh certificate of every edge).
     Returns {"ok": bool, "bad_edges": int, "edges": int, "reason": str or None}.
     """
     path = np.asarray(path, dtype=float)
@@ -245,6 +247,12 @@ def verify_path(robot, env, path, start, goals, resolution: float, padding: floa
     if bad:
         reasons.append(f"{bad} of {max(1, len(path) - 1)} edges collide at {resolution:g} samples/unit, "
                        f"deepest penetration {depth * 1e3:.3g} mm")
+    if certified:
+        uncertified = sum(not robot.certify_motion(a, b, env, padding, min_step).free
+                          for a, b in zip(path[:-1], path[1:]))
+        if uncertified:
+            bad += uncertified
+            reasons.append(f"{uncertified} of {len(path) - 1} edges could not be certified collision-free")
     return {"ok": not reasons, "bad_edges": bad, "edges": len(path) - 1, "max_depth_m": depth,
             "reason": "; ".join(reasons) or None}
 
@@ -326,7 +334,8 @@ def cmd_plan(args) -> int:
     scene = load_scene(path)
     settings, checked = _apply_overrides(getattr(scene, "settings", None), {
         "planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
-        "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None})
+        "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None,
+        "link": "certified" if args.certified else None})
 
     invalid = _invalid_problem_error()
     t0 = time.perf_counter()
@@ -343,7 +352,7 @@ def cmd_plan(args) -> int:
     verified = None
     if result.success:
         verified = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
-                               VERIFY_FACTOR * res, checked.padding)
+                               VERIFY_FACTOR * res, checked.padding, checked.link == "certified", checked.min_step)
     info = simdplan.info()
     name = getattr(scene, "name", None) or os.path.splitext(os.path.basename(path))[0]
     rows = [
@@ -351,7 +360,8 @@ def cmd_plan(args) -> int:
         ("robot", f"{scene.robot.name}, {scene.robot.dof} dof; start + {len(np.atleast_2d(scene.goals))} goal(s)"),
         ("planner", f"{checked.planner}, seed {checked.seed}, time limit "
                     f"{_seconds(checked.time_limit) if checked.time_limit else 'none'}, "
-                    f"max {checked.max_iterations:,} iterations, simplify {'on' if checked.simplify else 'off'}"),
+                    f"max {checked.max_iterations:,} iterations, simplify {'on' if checked.simplify else 'off'}, "
+                    f"{checked.link} Link"),
         ("success", "yes" if result.success else "no"),
         ("planning time", f"{_fmt_time_ns(stats.get('planning_time_ns'))} "
                           f"({_fmt_num(stats.get('iterations'))} iterations)"),
@@ -366,7 +376,8 @@ def cmd_plan(args) -> int:
                             f"{_fmt_num(stats.get('final_cost', result.cost), 3)} after (joint-space)"),
             ("waypoints", str(len(result.path))),
             ("verified", (f"yes (every edge at {VERIFY_FACTOR * res:g} samples/unit, {VERIFY_FACTOR}x the planning "
-                          f"resolution)" if verified["ok"] else
+                          f"resolution{', and certified again' if checked.link == 'certified' else ''})"
+                          if verified["ok"] else
                           f"NO ({VERIFY_FACTOR}x the planning resolution): {verified['reason']}")),
         ]
     rows.append(("ISA", f"{info['isa']} ({info['lanes']} float lanes)"))
@@ -596,7 +607,7 @@ def _load_mbm(args, classes):
 def plan_problem(scene, settings, checked) -> dict:
     """Plan one MotionBenchMaker problem; the per-problem record of ``bench mbm``."""
     rec = {"problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False, "solved": False,
-           "status": "invalid", "message": None}
+           "status": "invalid", "message": None, "link": checked.link}
     if scene.valid is False:  # None: the file has no flag; the planner's own check decides
         rec["message"] = "start or goals not valid (the problem's valid flag)"
         return rec
@@ -620,9 +631,11 @@ def plan_problem(scene, settings, checked) -> dict:
         initial_cost=st.get("initial_cost"), final_cost=st.get("final_cost"),
         goal_index=st.get("goal_index"), waypoints=int(len(result.path)),
     )
+    rec["link"] = checked.link
     if result.success:
         v = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
-                        VERIFY_FACTOR * _resolution(scene.robot, checked), checked.padding)
+                        VERIFY_FACTOR * _resolution(scene.robot, checked), checked.padding,
+                        checked.link == "certified", checked.min_step)
         rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_max_depth_m=v["max_depth_m"],
                    verify_message=v["reason"],
                    path=np.asarray(result.path).tolist())
@@ -663,6 +676,7 @@ def cmd_bench_mbm(args) -> int:
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
     _apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
+    links = ["discrete", "certified"] if args.link == "both" else [args.link]
     t_start = time.perf_counter()
     machine = machine_info()
     robot, problems = _load_mbm(args, classes)
@@ -676,21 +690,30 @@ def cmd_bench_mbm(args) -> int:
     with _Progress(len(problems)) as progress:
         try:
             for scene in problems:
-                settings, checked = _apply_overrides(getattr(scene, "settings", None), overrides)
-                used_settings = used_settings or dataclasses.asdict(checked)
                 cloud = _as_pointcloud(scene, args.pointcloud, args.filter) if args.pointcloud else None
-                records.append(plan_problem(scene, settings, checked))
-                if cloud:
-                    records[-1].update(cloud)
+                for link in links:  # both modes on the same scene, one after the other
+                    settings, checked = _apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
+                    used_settings = used_settings or dataclasses.asdict(checked)
+                    records.append(plan_problem(scene, settings, checked))
+                    if cloud:
+                        records[-1].update(cloud)
                 progress.advance(f"{scene.problem} {scene.index}")
         except KeyboardInterrupt:
             interrupted = True
     elapsed = time.perf_counter() - t_start
 
     args._records = records
-    summary = {c: summarize([r for r in records if r["problem"] == c]) for c in order}
-    summary["all"] = summarize(records)
-    _print_bench_report(args, machine, robot, used_settings, summary, order, len(problems), len(records), elapsed)
+    by_link = {}
+    for link in links:
+        mine = [r for r in records if r["link"] == link]
+        summary = {c: summarize([r for r in mine if r["problem"] == c]) for c in order}
+        summary["all"] = summarize(mine)
+        by_link[link] = summary
+        _print_bench_report(args, machine, robot, {**(used_settings or {}), "link": link}, summary, order,
+                            len(problems), len(mine), elapsed)
+    if len(links) > 1:
+        _print_link_comparison(by_link)
+    summary = by_link[links[0]] if len(links) == 1 else by_link
 
     if args.json:
         doc = {
@@ -720,6 +743,19 @@ def cmd_bench_mbm(args) -> int:
     return 0
 
 
+def _print_link_comparison(by_link: dict) -> None:
+    d, c = by_link["discrete"]["all"], by_link["certified"]["all"]
+
+    def ratio(key):
+        return f"{c[key] / d[key]:.2f}x" if c.get(key) and d.get(key) else "-"
+
+    print(f"certified vs discrete Link, same problems one after the other: planning median "
+          f"{_fmt_us(c['planning_us_median'])} vs {_fmt_us(d['planning_us_median'])} us ({ratio('planning_us_median')}), "
+          f"mean {ratio('planning_us_mean')}, simplification median {ratio('simplify_us_median')}; solved "
+          f"{c['solved']} vs {d['solved']}; paths failing the {VERIFY_FACTOR}x re-check: {c['verify_failures']} vs "
+          f"{d['verify_failures']} (deepest {c['verify_max_depth_m'] * 1e3:.3g} vs {d['verify_max_depth_m'] * 1e3:.3g} mm)")
+
+
 def _check_json_out(out: str) -> None:
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
@@ -739,8 +775,9 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
     print(f"MotionBenchMaker {robot.name}, {mode}: {n_done} of {n_selected} problems planned in "
           f"{elapsed:.1f} s; planner {s.get('planner')}, seed {s.get('seed')}, time limit "
           f"{_seconds(tl) if tl else 'none'}, max {s.get('max_iterations', 0):,} iterations, "
-          f"simplify {'on' if s.get('simplify') else 'off'}, resolution "
-          f"{s.get('resolution') or robot.resolution:g} samples/unit")
+          f"simplify {'on' if s.get('simplify') else 'off'}, "
+          + (f"certified Link (min step {s.get('min_step'):g})" if s.get("link") == "certified" else
+             f"discrete Link, resolution {s.get('resolution') or robot.resolution:g} samples/unit"))
     rows = [_bench_row(c, summary[c]) for c in order]
     sections = set()
     if len(order) > 1:
@@ -817,6 +854,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, metavar="N", help="planner iterations at most")
     p.add_argument("--no-simplify", action="store_true", help="return the planner's path as found")
     p.add_argument("--out", metavar="PATH", help="write the result: .json (everything) or .csv (waypoints)")
+    p.add_argument("--certified", action="store_true",
+                   help="certified Link: every edge proven collision-free between its ends, not just at samples")
     p.set_defaults(func=cmd_plan)
 
     b = sub.add_parser("bench", parents=[debug], help="benchmarks (bench mbm: MotionBenchMaker problems)")
@@ -838,6 +877,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "per obstacle), filtered (--filter), checked through a CAPT")
     m.add_argument("--filter", type=float, default=0.02, metavar="M",
                    help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
+    m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
+                   help="edge checks: discrete samples (default), certified from clearances, or both modes on "
+                        "every problem, side by side")
     m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)

@@ -36,6 +36,16 @@ struct KernelTable {
   int64_t (*one_scratch_floats)(const RobotView* robot);
   bool (*check_one)(const RobotView* robot, const EnvironmentView* env, const float* q, float padding, float* scratch);
 
+  // Clearances of count <= lanes configurations (rows of q, count x dof float32), the contract of
+  // collision/distance.hh: env_out[g * lanes + l] (per group, capped at cap_env[g]) and
+  // pair_out[p * lanes + l] (per self pair, sorted order, capped at cap_pair[p]). Returns the bits of
+  // the rows with a negative clearance; with stop_at_collision the outputs are then unspecified.
+  // Point clouds need their nearest-point trees (Environment::require_cloud_nearest).
+  int64_t (*distance_scratch_floats)(const RobotView* robot);
+  uint32_t (*distances)(const RobotView* robot, const EnvironmentView* env, const float* q, int32_t count,
+                        float padding, const float* cap_env, const float* cap_pair, bool use_lists,
+                        bool stop_at_collision, float* env_out, float* pair_out, float* scratch);
+
   // Forward kinematics of n configurations: world sphere centres and radii (n x n_spheres x 4),
   // radii unchanged.
   void (*fk_spheres)(const RobotView* robot, const float* q, int64_t n, float* out, float* scratch);

@@ -12,10 +12,12 @@
 // the same broad phase, obstacle_record is the cloud's index, and obstacle_data gives its AABB as a
 // box record (cloud_boxes) for the bounding-sphere pre-test. The exact test goes through the
 // cloud's CAPT (clouds[i], capt/query.hh), which answers only radii in [r_min, r_max]: every entry
-// point checks the robot's radii against that range before any kernel runs.
+// point checks the robot's radii against that range before any kernel runs. Distances to a cloud
+// go through its nearest-point tree instead (capt/nearest_query.hh), which has no radius contract.
 #pragma once
 #include <cstdint>
 
+#include "simdplan/capt/nearest_view.hh"
 #include "simdplan/capt/view.hh"
 
 namespace simdplan {
@@ -55,6 +57,10 @@ struct EnvironmentView {
   int32_t n_clouds;
   const CaptView* clouds;    // n_clouds; depth < 0: not built yet (the entry checks refuse it)
   const float* cloud_boxes;  // kBoxFloats per cloud: its AABB as an axis-aligned box record
+  // Distance queries (collision/distance.hh): each cloud's nearest-point tree (depth < 0: not built
+  // yet; the distance entry points refuse it) and its point radius.
+  const NearestView* cloud_nearest;
+  const float* clouds_point_radius;
 };
 
 }  // namespace simdplan

@@ -65,6 +65,21 @@ struct LaneScratch {
   }
 };
 
+// Every body frame and group bound centre of the joint values in s.q; no sphere is placed yet.
+template <class V>
+SIMDPLAN_INLINE void fk_groups(const RobotView& rb, const LaneScratch<V>& s) {
+  int32_t g = 0;
+  for (int32_t b = 0; b < rb.n_bodies; ++b) {
+    fk_body(rb, b, s.q, s.frames);
+    const V* T = s.frames + 12 * b;
+    for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
+      const float* gb = rb.group_bound + 4 * g;
+      fk_point(T, gb[0], gb[1], gb[2], s.bx[g], s.by[g], s.bz[g]);
+      s.placed[g] = 0.0f;
+    }
+  }
+}
+
 // Lanes h collided: marks them done and drops them from cand. True when the caller should stop
 // (every lane done, or any collision when stop_at_first).
 template <class M>
@@ -212,16 +227,8 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
 template <class V>
 SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                              float padding, typename V::Mask done, bool stop_at_first) {
-  int32_t g = 0;
-  for (int32_t b = 0; b < rb.n_bodies; ++b) {
-    fk_body(rb, b, s.q, s.frames);
-    const V* T = s.frames + 12 * b;
-    for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
-      const float* gb = rb.group_bound + 4 * g;
-      fk_point(T, gb[0], gb[1], gb[2], s.bx[g], s.by[g], s.bz[g]);
-      s.placed[g] = 0.0f;
-    }
-  }
+  fk_groups(rb, s);
+  int32_t g;
   for (g = rb.n_groups - 1; g >= 0; --g)
     if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first)) return done;
   for (g = 0; g < rb.n_groups; ++g)

@@ -50,6 +50,16 @@ struct RobotView {
   const int32_t* pair_ranges;
   const int32_t* sphere_pairs;
   float list_max_padding;
+  // Motion bounds (robots/motion_bound.py, collision/certified_link.hh), n_bodies columns each:
+  // sphere_reach[i * n_bodies + b] bounds the distance of sphere i's centre from the joint axis of
+  // body b over every configuration (1 for a prismatic body, 0 where b does not move sphere i), so
+  // a joint-space step moves the centre along a path no longer than sum_b |scale_b dq_b| reach.
+  // group_reach: the maximum over a group's spheres; pair_reach[p]: the sum of both groups'
+  // reaches over the bodies that move them relative to each other (those below their common
+  // ancestor), which bounds how fast the pair's distance can change.
+  const float* sphere_reach;
+  const float* group_reach;
+  const float* pair_reach;
 };
 
 }  // namespace simdplan

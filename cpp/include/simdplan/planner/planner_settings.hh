@@ -25,6 +25,10 @@ struct PlannerSettings {
   int32_t smooth_passes = 1;
   double interpolate = 0.0;  // > 0: resample the output to this many waypoints per unit distance
   float padding = 0.0f;
+  // Link: discrete samples at `resolution` (false), or certified from clearances (true; see
+  // collision/certified_link.hh), giving up on stretches shorter than min_step.
+  bool certified = false;
+  double min_step = 1e-3;
 };
 
 struct PlannerStats {

@@ -1,0 +1,90 @@
+// simdplan/collision/certified_link.hh: certified Link(a, b), an edge proven free from clearances.
+//
+// Reference: F. Schwarzer, M. Saha, J.-C. Latombe, "Adaptive Dynamic Collision Checking for Single
+// and Multiple Articulated Robots in Complex Environments", IEEE Trans. Robotics 21(3), 2005
+// (the two-sided certificate below); S. Quinlan, "Real-time modification of collision-free paths",
+// PhD thesis, Stanford 1994 (bounding sphere motion along joint-space segments).
+//
+// The edge q(t) = a + t (b - a), t in [0, 1], joint space, straight. For a robot sphere i, the path
+// its centre traces while t runs over [t0, t1] is no longer than (t1 - t0) L_i, with
+// L_i = sum over moving bodies k of |scale_k (b - a)_dof(k)| reach(i, k) (RobotView.sphere_reach: a
+// point's speed about a revolute axis is the joint speed times its distance from the axis).
+// Clearance (collision/distance.hh) is 1-Lipschitz in the centre, so if d(t0) + d(t1) >
+// (t1 - t0) L_i, then at any t in between d(t) >= (d(t0) + d(t1) - (t1 - t0) L_i) / 2 > 0: the
+// sphere stays free on the whole stretch. Self pairs use the same test with the relative bound
+// (RobotView.pair_reach), environment checks a group bound L_g (the largest L_i of its spheres).
+// Per sample we keep tau_g = min over group g's entries of (d - margin) / L, so one sum per group
+// decides a stretch: tau_g(t0) + tau_g(t1) > t1 - t0 for every g. Entries that cannot move (L = 0)
+// are decided by the samples alone.
+//
+// Divide and conquer, W samples per kernel call: the first call spreads W samples over the edge
+// (rake order, so most colliding edges end there); each later call splits the stretches not yet
+// certified, sharing the W lanes among them. A sample with a negative clearance is a collision. A
+// stretch shorter than min_step (joint-space distance) that is still not certified ends the check
+// as "undecided": too close to call, never reported free.
+//
+// Float32: clearances are computed in float from float joint values; margin (kCertifyMargin) covers
+// their rounding (about 1e-6 m for a robot within a few metres of the origin) and the rounding of
+// the samples themselves onto the segment.
+//
+// ISA-neutral: the lanes come from KernelTable::distances; this file is included only by neutral
+// translation units (it holds std::vector state).
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "simdplan/kernels.hh"
+
+namespace simdplan {
+
+constexpr float kCertifyMargin = 2e-5f;  // metres
+
+enum CertifyStatus : int32_t { kCertFree = 0, kCertCollision = 1, kCertUndecided = 2 };
+
+struct CertifyResult {
+  CertifyStatus status;
+  int64_t samples;      // configurations evaluated (each a clearance query of the whole robot)
+  double t;             // collision: a colliding sample; undecided: start of the stretch; free: 1
+};
+
+class CertifiedLink {
+ public:
+  CertifiedLink(const RobotView& rb, const KernelTable& k);
+
+  // a, b: dof float32 joint values inside the limits (continuous joints already wrapped consistently:
+  // the edge is the straight segment between the two vectors as given). min_step > 0 (joint-space
+  // distance, radians / metres).
+  CertifyResult check(const EnvironmentView& env, const float* a, const float* b, float padding, double min_step);
+
+  // Per-sphere path-length bounds L_i of the edge a -> b (n_spheres doubles), the values the
+  // certificate uses (exposed for tests of their conservativeness).
+  void sphere_bounds(const float* a, const float* b, double* out) const;
+
+ private:
+  void edge_bounds(const float* a, const float* b);
+  void set_caps(double span);
+  // evaluates count (<= lanes) samples at ts; appends their tau rows. Returns false on a collision
+  // (collide_t set to the first colliding sample).
+  bool evaluate(const EnvironmentView& env, const float* a, const float* b, const double* ts, int32_t count,
+                float padding, double& collide_t);
+
+  const RobotView& rb_;
+  const KernelTable& k_;
+  int32_t W_;
+  std::vector<double> body_motion_;             // |scale_k dq_k| per body
+  std::vector<float> cap_env_, cap_pair_;       // per group / pair: L + 2 margin
+  std::vector<double> len_env_, len_pair_;      // L per group / pair
+  std::vector<double> inv_env_, inv_pair_;      // 1 / L (0 where L = 0)
+  std::vector<double> ts_;                      // sample positions of one kernel call
+  std::vector<int32_t> made_;                   // new samples per split stretch
+  std::vector<std::pair<int32_t, int32_t>> pending_, open_, next_;  // stretches (sample indices)
+  int64_t n_samples_ = 0;                       // rows of sample_t_ / tau_ in use
+  std::vector<float> rows_, env_out_, pair_out_, scratch_;
+  std::vector<double> sample_t_;
+  std::vector<float> tau_;                      // n_samples x n_groups
+  std::vector<int32_t> pair_group_;             // later group of each pair
+  int64_t evaluated_ = 0;
+};
+
+}  // namespace simdplan

@@ -1,0 +1,177 @@
+// simdplan/collision/distance.hh: clearances of W configurations at once (configurations in the lanes).
+//
+// Clearance of a robot sphere k (centre c_k, radius r_k) from an obstacle o: sdist_o(c_k) - r_k - padding,
+// with sdist the exact signed distance to the solid (negative inside; geom/, and |c - p| - point_radius
+// minimised over a point cloud's points). Negative clearance is penetration depth; a sphere collides
+// iff its clearance is < 0 (touching is free), the rule of validity.hh. Self clearance of a sphere
+// pair: |c_i - c_j| - r_i - r_j - 2 padding. World frame, metres, float32.
+//
+// distance_lanes writes, per lane,
+//   env_out[g]  = min(cap_env[g],  min over group g's spheres and every obstacle of the clearance)
+//   pair_out[p] = min(cap_pair[p], min over the sphere pairs of self pair p of the self clearance)
+// (p in the sorted order of RobotView.pairs). The caps say how far the caller needs to see:
+// obstacles and sphere pairs that cannot come below the current minimum are never visited, so a
+// small cap makes the query almost as cheap as a collision test, and an infinite cap gives exact
+// clearances. With use_lists (and padding <= list_max_padding) only the certified sphere pairs of
+// a self pair are measured: the others cannot come within 2 list_max_padding of touching anywhere
+// inside the joint limits, so they never decide a certificate (they are not exact distances).
+//
+// Culling is exact because every clearance is 1-Lipschitz in the centre: a group's spheres lie in
+// its bounding sphere (centre c_B, radius R), so sdist(c_B) - R - padding is a lower bound of each
+// of their clearances; obstacles are visited only where their AABB meets the bound's box grown by
+// the largest minimum so far, and their spheres only where that lower bound beats the minimum in
+// some lane. Point clouds are measured per lane through the cloud's nearest-point tree, with the
+// current minimum as the search bound.
+#pragma once
+#include "simdplan/capt/nearest_query.hh"
+#include "simdplan/collision/validity.hh"
+
+namespace simdplan::SIMDPLAN_NS {
+
+// per lane: best = min(best, clearance of sphere (x, y, z, r_pad) from cloud c), each lane's query
+// bounded by its own best (a lane whose best no point can beat is skipped).
+template <class V>
+SIMDPLAN_INLINE V cloud_clearance_min(const EnvironmentView& env, int32_t c, V x, V y, V z, V r_pad, V best) {
+  const NearestView& t = env.cloud_nearest[c];
+  const float pr = env.clouds_point_radius[c];
+  alignas(64) float xs[V::W], ys[V::W], zs[V::W], rs[V::W], bs[V::W];
+  x.store(xs);
+  y.store(ys);
+  z.store(zs);
+  r_pad.store(rs);
+  best.store(bs);
+  for (int l = 0; l < V::W; ++l) {
+    const float reach = bs[l] + rs[l] + pr;  // a point beats best iff it is closer than this
+    if (!(reach > 0.0f)) continue;
+    const float bound = reach * reach;
+    int32_t idx;
+    const float d2 = nearest_sq<V>(t, xs[l], ys[l], zs[l], bound, &idx);
+    if (idx >= 0) bs[l] = std::fmin(bs[l], std::sqrt(d2) - rs[l] - pr);
+  }
+  return V::load(bs);
+}
+
+// best = min(best, clearance of group g's spheres from obstacle idx), lanes in parallel.
+template <class V>
+SIMDPLAN_INLINE V group_obstacle_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                     int32_t g, float padding, int32_t idx, V best) {
+  const int32_t kind = env.obstacle_kind[idx];
+  const V bound_r = V::fill(rb.group_bound[4 * g + 3] + padding);
+  if (kind == kObsCloud) {
+    const int32_t c = env.obstacle_record[idx];
+    // lower bound through the bounding sphere (its radius stands in for a sphere's)
+    const V lb = cloud_clearance_min(env, c, s.bx[g], s.by[g], s.bz[g], bound_r, best);
+    if (!(lb < best).any()) return best;
+    s.place(rb, g);
+    for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k)
+      best = cloud_clearance_min(env, c, s.sx[k], s.sy[k], s.sz[k], V::fill(rb.spheres[4 * k + 3] + padding), best);
+    return best;
+  }
+  const float* o = obstacle_data(env, idx);
+  if (!((obstacle_sdist(kind, o, s.bx[g], s.by[g], s.bz[g]) - bound_r) < best).any()) return best;
+  s.place(rb, g);
+  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k)
+    best = vmin(best, obstacle_sdist(kind, o, s.sx[k], s.sy[k], s.sz[k]) - V::fill(rb.spheres[4 * k + 3] + padding));
+  return best;
+}
+
+// min(best, clearance of group g from every obstacle): candidates from the AABB broad phase with
+// the bound's box grown by the largest best over the lanes.
+template <class V>
+SIMDPLAN_INLINE V group_environment_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                        int32_t g, float padding, V best) {
+  if (env.n_obstacles == 0) return best;
+  const float grow = rb.group_bound[4 * g + 3] + padding + std::fmax(best.hmax(), 0.0f);
+  if (!(grow < 3.0e38f)) {  // infinite cap: every obstacle is a candidate
+    for (int32_t idx = 0; idx < env.n_obstacles; ++idx) best = group_obstacle_min(rb, env, s, g, padding, idx, best);
+    return best;
+  }
+  const float lo[3] = {s.bx[g].hmin() - grow, s.by[g].hmin() - grow, s.bz[g].hmin() - grow};
+  const float hi[3] = {s.bx[g].hmax() + grow, s.by[g].hmax() + grow, s.bz[g].hmax() + grow};
+  for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
+    best = group_obstacle_min(rb, env, s, g, padding, idx, best);
+    return false;
+  });
+  return best;
+}
+
+// min(best, self clearance of pair p = (a, g)), both groups placed on demand.
+template <class V>
+SIMDPLAN_INLINE V pair_self_min(const RobotView& rb, const LaneScratch<V>& s, int32_t p, float padding, bool use_lists,
+                                V best) {
+  const int32_t a = rb.pairs[2 * p], g = rb.pairs[2 * p + 1];
+  const V two_pad = V::fill(2.0f * padding);
+  auto gap = [&](V ax, V ay, V az, V bx, V by, V bz, float radii) {
+    const V dx = ax - bx, dy = ay - by, dz = az - bz;
+    return vsqrt(fmadd(dx, dx, fmadd(dy, dy, dz * dz))) - V::fill(radii) - two_pad;
+  };
+  const float ra = rb.group_bound[4 * a + 3], rg = rb.group_bound[4 * g + 3];
+  if (!(gap(s.bx[a], s.by[a], s.bz[a], s.bx[g], s.by[g], s.bz[g], ra + rg) < best).any()) return best;
+  s.place(rb, a);
+  s.place(rb, g);
+  const int32_t lb = rb.pair_ranges[2 * p], le = rb.pair_ranges[2 * p + 1];
+  if (use_lists && lb >= 0 && padding <= rb.list_max_padding) {
+    for (int32_t k = lb; k < le; ++k) {
+      const int32_t i = rb.sphere_pairs[2 * k], j = rb.sphere_pairs[2 * k + 1];
+      best = vmin(best, gap(s.sx[i], s.sy[i], s.sz[i], s.sx[j], s.sy[j], s.sz[j],
+                            rb.spheres[4 * i + 3] + rb.spheres[4 * j + 3]));
+    }
+    return best;
+  }
+  for (int32_t i = rb.group_begin[a]; i < rb.group_end[a]; ++i) {
+    const float ri = rb.spheres[4 * i + 3];
+    if (!(gap(s.sx[i], s.sy[i], s.sz[i], s.bx[g], s.by[g], s.bz[g], ri + rg) < best).any()) continue;
+    for (int32_t j = rb.group_begin[g]; j < rb.group_end[g]; ++j)
+      best = vmin(best, gap(s.sx[i], s.sy[i], s.sz[i], s.sx[j], s.sy[j], s.sz[j], ri + rb.spheres[4 * j + 3]));
+  }
+  return best;
+}
+
+// The contract at the top of this file, for the joint values in s.q. Returns the lanes with a
+// negative clearance anywhere. With stop_at_collision the call returns as soon as one lane has one
+// (outputs of groups and pairs not reached yet are then unspecified).
+template <class V>
+typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                float padding, const float* cap_env, const float* cap_pair, bool use_lists,
+                                bool stop_at_collision, V* env_out, V* pair_out) {
+  using M = typename V::Mask;
+  fk_groups(rb, s);
+  M hit = M::none();
+  // distal groups first, as in validity.hh: they meet obstacles first
+  for (int32_t g = rb.n_groups - 1; g >= 0; --g) {
+    env_out[g] = group_environment_min(rb, env, s, g, padding, V::fill(cap_env[g]));
+    hit = hit | (env_out[g] < V::zero());
+    if (stop_at_collision && hit.any()) return hit;
+  }
+  for (int32_t p = 0; p < rb.n_pairs; ++p) {
+    pair_out[p] = pair_self_min(rb, s, p, padding, use_lists, V::fill(cap_pair[p]));
+    hit = hit | (pair_out[p] < V::zero());
+    if (stop_at_collision && hit.any()) return hit;
+  }
+  return hit;
+}
+
+// Rows q (count x dof, count <= W) in the lanes (spare lanes repeat the last row); outputs stored
+// lane-major per entry: env_out[g * W + l], pair_out[p * W + l]. Returns the bits of distance_lanes.
+template <class V>
+uint32_t distance_rows(const RobotView& rb, const EnvironmentView& env, const float* q, int32_t count, float padding,
+                       const float* cap_env, const float* cap_pair, bool use_lists, bool stop_at_collision,
+                       float* env_out, float* pair_out, float* scratch) {
+  const LaneScratch<V> s(rb, scratch);
+  gather_rows(q, rb.dof, 0, count, s.q);
+  // the outputs live after the lane scratch (see distance_scratch_floats)
+  V* ev = reinterpret_cast<V*>(scratch) + LaneScratch<V>::vectors(rb);
+  V* pv = ev + rb.n_groups;
+  const uint32_t bits = distance_lanes(rb, env, s, padding, cap_env, cap_pair, use_lists, stop_at_collision, ev, pv)
+                            .bits() & first_lanes<V>(count);
+  for (int32_t g = 0; g < rb.n_groups; ++g) ev[g].store(env_out + int64_t(g) * V::W);
+  for (int32_t p = 0; p < rb.n_pairs; ++p) pv[p].store(pair_out + int64_t(p) * V::W);
+  return bits;
+}
+
+template <class V>
+int64_t distance_scratch_floats(const RobotView& rb) {
+  return (LaneScratch<V>::vectors(rb) + rb.n_groups + rb.n_pairs) * V::W;
+}
+
+}  // namespace simdplan::SIMDPLAN_NS

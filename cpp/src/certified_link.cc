@@ -1,0 +1,195 @@
+// certified_link.cc: the divide and conquer of collision/certified_link.hh (ISA-neutral driver).
+#include "simdplan/collision/certified_link.hh"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace simdplan {
+namespace {
+
+constexpr float kBig = 1e30f;  // tau of an entry that cannot move and is free: never blocks a stretch
+
+// (d - margin) / L, given 1 / L (0 for an entry that cannot move: decided by the sample alone)
+float tau_of(float d, double inv_len) {
+  if (inv_len > 0) return static_cast<float>((double(d) - kCertifyMargin) * inv_len);
+  return d >= 0.0f ? kBig : -kBig;
+}
+
+float* aligned(std::vector<float>& v) {
+  auto addr = reinterpret_cast<uintptr_t>(v.data());
+  return reinterpret_cast<float*>((addr + 63) & ~uintptr_t(63));
+}
+
+}  // namespace
+
+CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb), k_(k), W_(k.lanes) {
+  body_motion_.resize(size_t(rb.n_bodies));
+  cap_env_.resize(size_t(rb.n_groups));
+  len_env_.resize(size_t(rb.n_groups));
+  cap_pair_.resize(size_t(rb.n_pairs));
+  len_pair_.resize(size_t(rb.n_pairs));
+  inv_env_.resize(size_t(rb.n_groups));
+  inv_pair_.resize(size_t(rb.n_pairs));
+  ts_.resize(size_t(std::max(W_, 2)));
+  made_.resize(size_t(W_));
+  rows_.resize(size_t(W_) * std::max(rb.dof, 1));
+  env_out_.resize(size_t(W_) * std::max(rb.n_groups, 1));
+  pair_out_.resize(size_t(W_) * std::max(rb.n_pairs, 1));
+  scratch_.resize(size_t(k.distance_scratch_floats(&rb)) + 16);
+  pair_group_.resize(size_t(rb.n_pairs));
+  for (int32_t p = 0; p < rb.n_pairs; ++p) pair_group_[p] = rb.pairs[2 * p + 1];
+}
+
+void CertifiedLink::edge_bounds(const float* a, const float* b) {
+  const int32_t nb = rb_.n_bodies;
+  for (int32_t k = 0; k < nb; ++k) {
+    const int32_t j = rb_.body_dof[k];
+    body_motion_[k] = (rb_.body_kind[k] == kBodyFixed || j < 0)
+                          ? 0.0
+                          : std::fabs(double(rb_.body_scale[k])) * std::fabs(double(b[j]) - double(a[j]));
+  }
+  auto bound = [&](const float* reach) {
+    double s = 0;
+    for (int32_t k = 0; k < nb; ++k) s += body_motion_[k] * reach[k];
+    return s;
+  };
+  for (int32_t g = 0; g < rb_.n_groups; ++g) {
+    len_env_[g] = bound(rb_.group_reach + int64_t(g) * nb);
+    inv_env_[g] = len_env_[g] > 0 ? 1.0 / len_env_[g] : 0.0;
+  }
+  for (int32_t p = 0; p < rb_.n_pairs; ++p) {
+    len_pair_[p] = bound(rb_.pair_reach + int64_t(p) * nb);
+    inv_pair_[p] = len_pair_[p] > 0 ? 1.0 / len_pair_[p] : 0.0;
+  }
+}
+
+// A sample only ever bounds stretches no longer than `span` (the gap to its neighbours when it is
+// made; stretches only shrink later), and there tau >= span + margin / L already decides, so
+// clearances beyond L span + 2 margin need not be measured: the caps keep far obstacles unvisited.
+// NOTE: the 1e-6 relative slack is 16 times the rounding of the conversion to float.
+void CertifiedLink::set_caps(double span) {
+  const double f = span * (1 + 1e-6), m = 2.0 * kCertifyMargin * (1 + 1e-6);
+  for (int32_t g = 0; g < rb_.n_groups; ++g) cap_env_[g] = static_cast<float>(len_env_[g] * f + m);
+  for (int32_t p = 0; p < rb_.n_pairs; ++p) cap_pair_[p] = static_cast<float>(len_pair_[p] * f + m);
+}
+
+void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) const {
+  const_cast<CertifiedLink*>(this)->edge_bounds(a, b);
+  const int32_t nb = rb_.n_bodies;
+  for (int32_t i = 0; i < rb_.n_spheres; ++i) {
+    double s = 0;
+    for (int32_t k = 0; k < nb; ++k) s += body_motion_[k] * rb_.sphere_reach[int64_t(i) * nb + k];
+    out[i] = s;
+  }
+}
+
+bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const float* b, const double* ts,
+                             int32_t count, float padding, double& collide_t) {
+  const int32_t dof = rb_.dof, ng = rb_.n_groups;
+  for (int32_t l = 0; l < count; ++l) {
+    const float t = static_cast<float>(ts[l]);
+    for (int32_t j = 0; j < dof; ++j) rows_[size_t(l) * dof + j] = a[j] + t * (b[j] - a[j]);
+  }
+  evaluated_ += count;
+  const uint32_t hit = k_.distances(&rb_, &env, rows_.data(), count, padding, cap_env_.data(), cap_pair_.data(), true,
+                                    true, env_out_.data(), pair_out_.data(), aligned(scratch_));
+  if (hit) {
+    collide_t = ts[__builtin_ctz(hit)];
+    return false;
+  }
+  if (tau_.size() < size_t(n_samples_ + count) * ng) tau_.resize(2 * size_t(n_samples_ + count) * ng);
+  if (sample_t_.size() < size_t(n_samples_ + count)) sample_t_.resize(2 * size_t(n_samples_ + count));
+  for (int32_t l = 0; l < count; ++l) {
+    float* tau = tau_.data() + size_t(n_samples_) * ng;
+    for (int32_t g = 0; g < ng; ++g) tau[g] = tau_of(env_out_[size_t(g) * W_ + l], inv_env_[g]);
+    for (int32_t p = 0; p < rb_.n_pairs; ++p) {
+      float& t = tau[pair_group_[p]];
+      t = std::min(t, tau_of(pair_out_[size_t(p) * W_ + l], inv_pair_[p]));
+    }
+    sample_t_[n_samples_++] = ts[l];
+  }
+  return true;
+}
+
+CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, const float* b, float padding,
+                                   double min_step) {
+  edge_bounds(a, b);
+  double len2 = 0;
+  for (int32_t j = 0; j < rb_.dof; ++j) {
+    const double d = double(b[j]) - double(a[j]);
+    len2 += d * d;
+  }
+  const double len = std::sqrt(len2);
+  n_samples_ = 0;
+  evaluated_ = 0;
+  const int32_t ng = rb_.n_groups;
+  double collide_t = 0;
+  std::vector<double>& ts = ts_;
+
+  // first pass: samples spread over the whole edge, ends included
+  const int32_t n0 = len > 0 ? std::max(W_, 2) : 1;
+  for (int32_t k = 0; k < n0; ++k) ts[k] = n0 > 1 ? double(k) / double(n0 - 1) : 0.0;
+  set_caps(n0 > 1 ? 1.0 / double(n0 - 1) : 1.0);
+  for (int32_t base = 0; base < n0; base += W_) {
+    const int32_t count = std::min(W_, n0 - base);
+    if (!evaluate(env, a, b, ts.data() + base, count, padding, collide_t))
+      return {kCertCollision, evaluated_, collide_t};
+  }
+  if (n0 == 1) return {kCertFree, evaluated_, 1.0};
+
+  // stretches as pairs of sample indices (left, right); certified ones are dropped
+  auto& pending = pending_;
+  auto& open = open_;
+  auto& next = next_;
+  pending.clear();
+  for (int32_t k = 0; k + 1 < n0; ++k) pending.emplace_back(k, k + 1);
+  while (!pending.empty()) {
+    open.clear();
+    for (const auto& [i, j] : pending) {
+      const double dt = sample_t_[j] - sample_t_[i];
+      const float* ti = tau_.data() + size_t(i) * ng;
+      const float* tj = tau_.data() + size_t(j) * ng;
+      bool ok = true;
+      for (int32_t g = 0; g < ng && ok; ++g) ok = double(ti[g]) + double(tj[g]) > dt;
+      if (ok) continue;
+      if (dt * len < min_step) return {kCertUndecided, evaluated_, sample_t_[i]};
+      open.emplace_back(i, j);
+    }
+    if (open.empty()) break;
+    // share the W lanes among the open stretches: each gets at least one new interior sample
+    next.clear();
+    const int32_t m = int32_t(open.size());
+    const int32_t split = std::min(m, W_);
+    const int32_t per = W_ / split, extra = W_ % split;
+    int32_t count = 0;
+    double span = 0;
+    std::vector<int32_t>& made = made_;
+    for (int32_t s = 0; s < split; ++s) {
+      const auto [i, j] = open[s];
+      const int32_t c = per + (s < extra ? 1 : 0);
+      made[s] = c;
+      span = std::max(span, (sample_t_[j] - sample_t_[i]) / double(c + 1));
+      for (int32_t k = 1; k <= c; ++k)
+        ts[count++] = sample_t_[i] + (sample_t_[j] - sample_t_[i]) * double(k) / double(c + 1);
+    }
+    set_caps(span);
+    const int32_t first_new = int32_t(n_samples_);
+    if (!evaluate(env, a, b, ts.data(), count, padding, collide_t))
+      return {kCertCollision, evaluated_, collide_t};
+    int32_t idx = first_new;
+    for (int32_t s = 0; s < split; ++s) {
+      int32_t left = open[s].first;
+      for (int32_t k = 0; k < made[s]; ++k, ++idx) {
+        next.emplace_back(left, idx);
+        left = idx;
+      }
+      next.emplace_back(left, open[s].second);
+    }
+    for (int32_t s = split; s < m; ++s) next.push_back(open[s]);
+    pending.swap(next);
+  }
+  return {kCertFree, evaluated_, 1.0};
+}
+
+}  // namespace simdplan

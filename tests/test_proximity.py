@@ -1,0 +1,334 @@
+"""Proximity: clearances, distance reports, motion bounds and certified Link.
+
+References: tests/reference.py (float64 FK from yourdfpy, exact signed distances, brute force over
+every obstacle and sphere pair). The kernels work in float32, so clearances agree to CLEAR_TOL.
+Certified Link is checked for the one thing it promises: an edge it calls free has no colliding
+configuration, which dense sampling (far finer than any planner's) must confirm; and on the
+"thin obstacles" set, plates thinner than the discrete step placed across edges, discrete Link
+misses collisions that certified Link never does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference as ref
+import simdplan
+from simdplan import Environment
+from simdplan import robots as sp_robots
+from test_motion import panda_scene, slider_robot
+
+CLEAR_TOL = 3e-5  # m: float32 FK and distances against float64 (the certificate's margin is 2e-5 per end)
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return sp_robots.load("panda")
+
+
+def scene_specs(rng) -> list[dict]:
+    """Every obstacle kind, placed around the panda's workspace, plus a small point cloud."""
+    s = math.sqrt(0.5)
+    specs = [
+        {"kind": "box", "position": [0.55, 0.0, 0.35], "quat": [0, 0, 0, 1], "half_extents": [0.12, 0.3, 0.02]},
+        {"kind": "box", "position": [0.0, 0.55, 0.45], "euler": [0.0, 0.0, 0.4], "half_extents": [0.15, 0.05, 0.25]},
+        {"kind": "cylinder", "position": [-0.45, -0.3, 0.5], "quat": [0, 0, 0, 1], "radius": 0.08, "length": 0.8},
+        {"kind": "cylinder", "position": [0.35, -0.45, 0.6], "quat": [s, 0, 0, s], "radius": 0.05, "length": 0.5},
+        {"kind": "capsule", "position": [0.5, 0.4, 0.2], "euler": [0.5, 0.0, 0.0], "radius": 0.04, "length": 0.3},
+        {"kind": "sphere", "center": [-0.3, 0.35, 0.8], "radius": 0.1},
+        {"kind": "plane", "normal": [0.0, 0.0, 1.0], "offset": -0.05},
+        {"kind": "pointcloud", "points": rng.uniform([-0.6, -0.6, 0.9], [0.6, 0.6, 1.0], size=(300, 3)),
+         "point_radius": 0.005},
+    ]
+    return specs
+
+
+def reference_clearance(robot, q, specs, padding=0.0) -> tuple[float, float]:
+    """(environment clearance, self clearance), float64 reference."""
+    sph = ref.reference_fk(robot, q)
+    c, r = sph[:, :3], sph[:, 3] + padding
+    env = min((float(np.min(ref.distance(c, spec) - r)) for spec in specs), default=math.inf)
+    runs = {name: (b, e) for name, b, e in ref.sphere_order(robot)}
+    self_d = math.inf
+    for la, lb in robot.self_collision_pairs:
+        (ba, ea), (bb, eb) = runs[la], runs[lb]
+        d = np.linalg.norm(c[ba:ea][:, None] - c[bb:eb][None], axis=-1) - (r[ba:ea][:, None] + r[bb:eb][None])
+        self_d = min(self_d, float(d.min()))
+    return env, self_d
+
+
+def random_configs(robot, rng, n):
+    return rng.uniform(robot.lower, robot.upper, size=(n, robot.dof))
+
+
+# ----------------------------------------------------------------------------- clearance
+
+
+@pytest.mark.parametrize("padding", [0.0, 0.004])
+def test_clearance_matches_reference(isa, panda, padding):
+    rng = np.random.default_rng(1)
+    specs = scene_specs(rng)
+    env, _ = ref.make_environment(specs)
+    Q = random_configs(panda, rng, 25)
+    env_many = panda.clearance_many(Q, env, padding, self_collision=False)
+    both_many = panda.clearance_many(Q, env, padding)
+    for q, e_many, b_many in zip(Q, env_many, both_many):
+        e_ref, s_ref = reference_clearance(panda, q, specs, padding)
+        assert abs(e_many - e_ref) < CLEAR_TOL, (isa, e_many, e_ref)
+        assert abs(b_many - min(e_ref, s_ref)) < CLEAR_TOL, (isa, b_many, e_ref, s_ref)
+        assert panda.clearance(q, env, padding) == pytest.approx(b_many, abs=1e-7)
+        # the sign agrees with the validity check wherever the case is not a float32 toss-up
+        if abs(b_many) > CLEAR_TOL and np.all((q >= panda.lower) & (q <= panda.upper)):
+            assert (b_many > 0) == panda.is_valid(q, env, padding)
+
+
+@settings(max_examples=60)
+@given(kind=st.sampled_from(["sphere", "capsule", "cylinder", "box", "plane", "pointcloud"]),
+       seed=st.integers(0, 2**31 - 1))
+def test_clearance_single_obstacle_property(isa, panda, kind, seed):
+    rng = np.random.default_rng(seed)
+    q = random_configs(panda, rng, 1)[0]
+    # an obstacle near a random sphere of the robot, so clearances straddle zero
+    centre = panda.fk(q)[rng.integers(panda.n_spheres), :3].astype(float) + rng.normal(scale=0.08, size=3)
+    quat = rng.normal(size=4)
+    quat /= np.linalg.norm(quat)
+    spec = {"sphere": {"kind": "sphere", "center": centre, "radius": rng.uniform(0.01, 0.2)},
+            "capsule": {"kind": "capsule", "position": centre, "quat": quat, "radius": rng.uniform(0.01, 0.1),
+                        "length": rng.uniform(0.0, 0.4)},
+            "cylinder": {"kind": "cylinder", "position": centre, "quat": quat, "radius": rng.uniform(0.01, 0.1),
+                         "length": rng.uniform(0.01, 0.4)},
+            "box": {"kind": "box", "position": centre, "quat": quat, "half_extents": rng.uniform(0.005, 0.15, 3)},
+            "plane": {"kind": "plane", "normal": quat[:3], "offset": float(quat[:3] @ centre)},
+            "pointcloud": {"kind": "pointcloud", "points": centre + rng.normal(scale=0.1, size=(50, 3)),
+                           "point_radius": rng.uniform(0.0, 0.01)}}[kind]
+    env, _ = ref.make_environment([spec])
+    got = panda.clearance(q, env, self_collision=False)
+    want, _ = reference_clearance(panda, q, [spec])
+    assert abs(got - want) < CLEAR_TOL, (kind, got, want)
+
+
+def test_clearance_without_obstacles_is_self_or_inf(panda):
+    q = np.zeros(7)
+    assert panda.clearance(q, None, self_collision=False) == math.inf
+    _, s_ref = reference_clearance(panda, q, [])
+    assert panda.clearance(q) == pytest.approx(s_ref, abs=CLEAR_TOL)
+
+
+def test_distance_report_witnesses(isa, panda):
+    rng = np.random.default_rng(7)
+    specs = scene_specs(rng)
+    env, ids = ref.make_environment(specs)
+    by_id = dict(zip(ids, specs))
+    for q in random_configs(panda, rng, 8):
+        rep = panda.distance_report(q, env)
+        assert rep.clearance == pytest.approx(panda.clearance(q, env), abs=CLEAR_TOL)
+        world = ref.reference_fk(panda, q)
+        for link, p in rep.environment.items():
+            assert p.link == link and p.other_link is None
+            spec = by_id[p.obstacle_id]
+            c, r = world[p.sphere, :3], world[p.sphere, 3]
+            # reference: this link's smallest clearance over every obstacle
+            mask = np.array([lk == link for lk in panda.sphere_links])
+            want = min(float(np.min(ref.distance(world[mask, :3], s) - world[mask, 3])) for s in specs)
+            assert p.clearance == pytest.approx(want, abs=CLEAR_TOL)
+            assert np.linalg.norm(p.on_robot - c) == pytest.approx(r, abs=1e-5)
+            if spec["kind"] != "pointcloud":  # the witness lies on the obstacle's surface
+                assert abs(float(ref.distance(p.on_other, spec))) < 1e-5
+            else:  # on the surface of the nearest point's ball
+                assert abs(float(ref.distance(p.on_other, spec))) < 1e-5
+            if p.clearance > 1e-4:  # apart: the witnesses are the clearance apart
+                assert np.linalg.norm(p.on_other - p.on_robot) == pytest.approx(p.clearance, abs=CLEAR_TOL)
+        for link, p in rep.self_collision.items():
+            assert p.link == link and p.other_link is not None
+            assert np.linalg.norm(p.on_other - p.on_robot) == pytest.approx(abs(p.clearance), abs=CLEAR_TOL)
+
+
+# ----------------------------------------------------------------------------- motion bound
+
+
+def _path_lengths(robot, q0, q1, n=600):
+    """Length of the polyline through n + 1 FK samples of each sphere centre: a lower bound of the
+    length of the path the centre really traces."""
+    t = np.linspace(0.0, 1.0, n + 1)[:, None]
+    centres = np.stack([ref.reference_fk(robot, q)[:, :3] for q in q0 + t * (q1 - q0)]) if n <= 60 else \
+        robot.fk_many(q0 + t * (q1 - q0))[:, :, :3].astype(np.float64)
+    return np.linalg.norm(np.diff(centres, axis=0), axis=-1).sum(axis=0)
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5"])
+def test_motion_bound_is_conservative(name):
+    robot = sp_robots.load(name)
+    rng = np.random.default_rng(3)
+    for k in range(30):
+        q0, q1 = random_configs(robot, rng, 2)
+        q1 = q0 + (q1 - q0) * rng.uniform(0.05, 1.0)
+        bound = robot.motion_bound(q0, q1)
+        assert bound.shape == (robot.n_spheres,) and np.all(bound >= 0)
+        travelled = _path_lengths(robot, q0, q1)
+        assert np.all(travelled <= bound + 1e-5), (travelled - bound).max()
+        if k % 3 == 0:  # float64 reference FK on a coarser polyline too (independent of the kernels)
+            assert np.all(_path_lengths(robot, q0, q1, n=40) <= bound + 1e-9)
+
+
+def test_motion_bound_prismatic_and_still_joints():
+    robot = slider_robot(radius=0.01)
+    assert robot.motion_bound([0.0], [0.7]) == pytest.approx([0.7], rel=1e-5)  # float32 table, rounded up
+    panda = sp_robots.load("panda")
+    q = np.zeros(7)
+    assert np.all(panda.motion_bound(q, q) == 0)
+    q1 = q.copy()
+    q1[6] = 0.5  # the last joint moves only the hand and fingers
+    moved = panda.motion_bound(q, q1) > 0
+    links = np.array(panda.sphere_links)
+    assert set(links[moved]) <= {"panda_link7", "panda_hand", "panda_leftfinger", "panda_rightfinger"}
+
+
+# ----------------------------------------------------------------------------- certified Link
+
+
+def _dense_free(robot, env, q0, q1, n=3000, padding=0.0):
+    t = np.linspace(0.0, 1.0, n + 1)[:, None]
+    return bool(robot.is_valid_many(q0 + t * (q1 - q0), env, padding).all())
+
+
+def test_certified_never_calls_a_colliding_edge_free(isa, panda):
+    from test_motion import random_edges
+
+    rng = np.random.default_rng(11)
+    env, _ = ref.make_environment(scene_specs(rng))
+    seen = {"free": 0, "collision": 0, "undecided": 0}
+    for q0, q1 in random_edges(panda, env, rng, 120):
+        cert = panda.certify_motion(q0, q1, env)
+        seen[cert.status] += 1
+        assert cert.samples >= 0
+        if cert.free:
+            assert _dense_free(panda, env, q0, q1), (isa, q0, q1)
+            assert panda.is_motion_valid(q0, q1, env)  # certified free implies every discrete sample free
+        elif cert.status == "collision" and cert.samples:
+            qt = q0 + cert.t * (q1 - q0)
+            assert not panda.is_valid(qt, env)
+    assert seen["free"] > 20 and seen["collision"] > 20, seen
+
+
+def test_certified_exact_boundary():
+    # slider sphere r = 0.01 moving along x through y = 0; an obstacle sphere touching the path
+    # exactly at x = 0.5 (touching is free, but no finite clearance can certify it) is never
+    # certified free; 1 mm away it is certified.
+    robot = slider_robot(radius=0.01)
+    touching = Environment()
+    touching.add_sphere([0.5, 0.03, 0.0], 0.02)
+    cert = robot.certify_motion([0.0], [1.0], touching)
+    assert cert.status == "undecided" and 0.4 < cert.t < 0.6
+    assert robot.is_motion_valid([0.0], [1.0], touching)  # discrete: touching samples are free
+    near = Environment()
+    near.add_sphere([0.5, 0.031, 0.0], 0.02)
+    assert robot.certify_motion([0.0], [1.0], near).free
+    inside = Environment()
+    inside.add_sphere([0.5, 0.029, 0.0], 0.02)
+    assert robot.certify_motion([0.0], [1.0], inside).status in ("collision", "undecided")
+    assert not robot.is_motion_valid([0.0], [1.0], inside, mode="certified")
+
+
+def thin_plate_cases(robot, rng, count, thickness=0.0005):
+    """(q0, q1, env) edges where a plate `thickness` thick sits across the path of one sphere between
+    two discrete samples, touching no sample: discrete Link at the robot's resolution misses it."""
+    cases = []
+    lo, hi = robot.lower, robot.upper
+    while len(cases) < count:
+        q0, q1 = rng.uniform(lo, hi, size=(2, robot.dof))
+        n = robot.motion_samples(q0, q1)
+        k = int(rng.integers(n))
+        ta, tm, tb = k / n, (k + 0.5) / n, (k + 1) / n
+        fa, fm, fb = (robot.fk(q0 + t * (q1 - q0)).astype(float) for t in (ta, tm, tb))
+        step = np.linalg.norm(fb[:, :3] - fa[:, :3], axis=1)
+        s = int(np.argmax(step / 2 - fm[:, 3]))
+        if step[s] / 2 - fm[s, 3] < 4 * thickness:
+            continue
+        normal = (fb[s, :3] - fa[s, :3]) / step[s]
+        # a small square plate through the sphere centre at mid-step, facing its motion
+        z = normal
+        x = np.cross(z, [1.0, 0, 0] if abs(z[0]) < 0.9 else [0, 1.0, 0])
+        x /= np.linalg.norm(x)
+        rot = np.stack([x, np.cross(z, x), z], axis=1)
+        env = Environment()
+        env.add_box(fm[s, :3], _quat(rot), [0.4 * fm[s, 3], 0.4 * fm[s, 3], thickness / 2], name="plate")
+        S = q0 + (np.arange(n + 1) / n)[:, None] * (q1 - q0)
+        if not robot.is_valid_many(S, env).all():
+            continue  # another sphere touches it at a sample: not a thin-obstacle case
+        cases.append((q0, q1, env))
+    return cases
+
+
+def _quat(R):
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_matrix(R).as_quat()
+
+
+def test_thin_obstacles_discrete_misses_certified_does_not(isa, panda):
+    rng = np.random.default_rng(5)
+    cases = thin_plate_cases(panda, rng, 25)
+    for q0, q1, env in cases:
+        assert panda.is_motion_valid(q0, q1, env)  # discrete steps over the plate
+        assert not _dense_free(panda, env, q0, q1, n=20000)  # yet the edge collides
+        assert not panda.is_motion_valid(q0, q1, env, mode="certified")
+
+
+def test_certified_with_point_clouds(isa, panda):
+    rng = np.random.default_rng(9)
+    env = Environment()
+    env.add_pointcloud(rng.uniform([0.2, -0.4, 0.2], [0.6, 0.4, 0.25], size=(400, 3)), point_radius=0.002)
+    starts = random_configs(panda, rng, 60)
+    free = 0
+    for q0, q1 in zip(starts[::2], starts[1::2]):
+        cert = panda.certify_motion(q0, q0 + 0.5 * (q1 - q0), env)
+        if cert.free:
+            free += 1
+            assert _dense_free(panda, env, q0, q0 + 0.5 * (q1 - q0))
+    assert free > 5
+
+
+# ----------------------------------------------------------------------------- planners
+
+
+@pytest.mark.parametrize("planner,example", [("rrtc", "panda_bookshelf"), ("prm", "panda_bookshelf"),
+                                             ("rrt", "panda_table")])
+def test_planners_with_certified_link(planner, example):
+    scene = simdplan.scenes.load(simdplan.scenes.example(example))
+    res = simdplan.plan(scene.robot, scene.env, scene.start, scene.goals, planner=planner, link="certified",
+                        seed=2, time_limit=0)
+    assert res.success
+    for a, b in zip(res.path[:-1], res.path[1:]):
+        assert scene.robot.certify_motion(a, b, scene.env).free
+        assert _dense_free(scene.robot, scene.env, a, b, n=400)
+
+
+def test_bad_input(panda):
+    env = panda_scene()
+    q = np.zeros(7)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="min_step"):
+            panda.certify_motion(q, q + 0.1, env, min_step=bad)
+    with pytest.raises(ValueError, match="mode"):
+        panda.is_motion_valid(q, q, env, mode="dense")
+    with pytest.raises(ValueError, match="min_step"):
+        panda.is_motion_valid(q, q, env, min_step=1e-3)
+    with pytest.raises(ValueError, match="finite"):
+        panda.clearance(np.full(7, np.nan), env)
+    with pytest.raises(ValueError):
+        panda.clearance_many(np.zeros((3, 6)), env)
+    with pytest.raises(ValueError, match="padding"):
+        panda.clearance(q, env, padding=-0.1)
+    with pytest.raises(ValueError, match="link"):
+        simdplan.plan(panda, env, q, q, link="exact")
+    with pytest.raises(ValueError, match="min_step"):
+        simdplan.plan(panda, env, q, q, link="certified", min_step=0)
+    # out-of-limit ends: a collision with no samples, never free
+    far = q.copy()
+    far[0] = 10.0
+    assert panda.certify_motion(q, far, env).status == "collision"
