@@ -80,6 +80,7 @@ class CertifiedLink {
   std::vector<int32_t> made_;                   // new samples per split stretch
   std::vector<std::pair<int32_t, int32_t>> pending_, open_, next_;  // stretches (sample indices)
   int64_t n_samples_ = 0;                       // rows of sample_t_ / tau_ in use
+  std::vector<float> lane_tau_, lane_tmp_;      // tau of one kernel call, n_groups x lanes
   std::vector<float> rows_, env_out_, pair_out_, scratch_;
   std::vector<double> sample_t_;
   std::vector<float> tau_;                      // n_samples x n_groups
