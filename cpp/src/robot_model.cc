@@ -344,7 +344,7 @@ void RobotModel::clearance_many(const Environment& env, const Strided& q, float 
   for (int64_t base = 0; base < q.rows; base += W) {
     const int32_t count = int32_t(std::min<int64_t>(W, q.rows - base));
     for (int32_t r = 0; r < count; ++r) convert_row(q, base + r, rows.data() + size_t(r) * a_.dof, "Q");
-    k.distances(&view_, &env.view(), rows.data(), count, padding, cap_env.data(), cap_pair.data(), false, false,
+    k.distances(&view_, &env.view(), rows.data(), count, padding, cap_env.data(), cap_pair.data(), kDistRunningMin,
                 eo.data(), po.data(), s);
     for (int32_t r = 0; r < count; ++r) {
       float e = HUGE_VALF, c = HUGE_VALF;

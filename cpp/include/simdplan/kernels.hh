@@ -11,6 +11,13 @@
 
 namespace simdplan {
 
+// Options of KernelTable::distances (collision/distance.hh).
+enum DistanceFlags : uint32_t {
+  kDistUseLists = 1,         // self pairs: only the certified sphere pairs (not exact distances)
+  kDistStopAtCollision = 2,  // return at the first negative clearance
+  kDistRunningMin = 4,       // each output is the minimum so far (for callers of the overall minimum)
+};
+
 struct KernelTable {
   const char* name;  // "scalar", "avx2", "avx512"
   int32_t lanes;     // configurations evaluated together
@@ -38,13 +45,13 @@ struct KernelTable {
 
   // Clearances of count <= lanes configurations (rows of q, count x dof float32), the contract of
   // collision/distance.hh: env_out[g * lanes + l] (per group, capped at cap_env[g]) and
-  // pair_out[p * lanes + l] (per self pair, sorted order, capped at cap_pair[p]). Returns the bits of
-  // the rows with a negative clearance; with stop_at_collision the outputs are then unspecified.
+  // pair_out[p * lanes + l] (per self pair, sorted order, capped at cap_pair[p]), under DistanceFlags.
+  // Returns the bits of the rows with a negative clearance.
   // Point clouds need their nearest-point trees (Environment::require_cloud_nearest).
   int64_t (*distance_scratch_floats)(const RobotView* robot);
   uint32_t (*distances)(const RobotView* robot, const EnvironmentView* env, const float* q, int32_t count,
-                        float padding, const float* cap_env, const float* cap_pair, bool use_lists,
-                        bool stop_at_collision, float* env_out, float* pair_out, float* scratch);
+                        float padding, const float* cap_env, const float* cap_pair, uint32_t flags,
+                        float* env_out, float* pair_out, float* scratch);
 
   // Forward kinematics of n configurations: world sphere centres and radii (n x n_spheres x 4),
   // radii unchanged.

@@ -9,10 +9,11 @@
 // distance_lanes writes, per lane,
 //   env_out[g]  = min(cap_env[g],  min over group g's spheres and every obstacle of the clearance)
 //   pair_out[p] = min(cap_pair[p], min over the sphere pairs of self pair p of the self clearance)
-// (p in the sorted order of RobotView.pairs). The caps say how far the caller needs to see:
+// (p in the sorted order of RobotView.pairs), under the DistanceFlags (kernels.hh). The caps say how
+// far the caller needs to see:
 // obstacles and sphere pairs that cannot come below the current minimum are never visited, so a
 // small cap makes the query almost as cheap as a collision test, and an infinite cap gives exact
-// clearances. With use_lists (and padding <= list_max_padding) only the certified sphere pairs of
+// clearances. With kDistUseLists (and padding <= list_max_padding) only the certified sphere pairs of
 // a self pair are measured: the others cannot come within 2 list_max_padding of touching anywhere
 // inside the joint limits, so they never decide a certificate (they are not exact distances).
 //
@@ -25,28 +26,58 @@
 #pragma once
 #include "simdplan/capt/nearest_query.hh"
 #include "simdplan/collision/validity.hh"
+#include "simdplan/kernels.hh"
 
 namespace simdplan::SIMDPLAN_NS {
 
-// per lane: best = min(best, clearance of sphere (x, y, z, r_pad) from cloud c), each lane's query
-// bounded by its own best (a lane whose best no point can beat is skipped).
+// best = min(best, clearance of group g's spheres from cloud c), one lane at a time through the
+// cloud's nearest-point tree. Each query is bounded by the lane's best (a point farther away cannot
+// lower it), and a sphere is not queried at all when the bounding sphere's distance already proves
+// it cannot: d(c_k) >= d(c_B) - |c_k - c_B| (1-Lipschitz).
 template <class V>
-SIMDPLAN_INLINE V cloud_clearance_min(const EnvironmentView& env, int32_t c, V x, V y, V z, V r_pad, V best) {
+SIMDPLAN_NOINLINE V group_cloud_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                    int32_t g, float padding, int32_t c, V best) {
+  constexpr int W = V::W;
   const NearestView& t = env.cloud_nearest[c];
   const float pr = env.clouds_point_radius[c];
-  alignas(64) float xs[V::W], ys[V::W], zs[V::W], rs[V::W], bs[V::W];
-  x.store(xs);
-  y.store(ys);
-  z.store(zs);
-  r_pad.store(rs);
+  alignas(64) float bx[W], by[W], bz[W], bs[W], dB[W];
+  s.bx[g].store(bx);
+  s.by[g].store(by);
+  s.bz[g].store(bz);
   best.store(bs);
-  for (int l = 0; l < V::W; ++l) {
-    const float reach = bs[l] + rs[l] + pr;  // a point beats best iff it is closer than this
+  const float R = rb.group_bound[4 * g + 3] + padding;
+  bool any = false;
+  for (int l = 0; l < W; ++l) {
+    dB[l] = HUGE_VALF;
+    const float reach = bs[l] + R + pr;  // the bound's points beyond this cannot lower best
     if (!(reach > 0.0f)) continue;
-    const float bound = reach * reach;
     int32_t idx;
-    const float d2 = nearest_sq<V>(t, xs[l], ys[l], zs[l], bound, &idx);
-    if (idx >= 0) bs[l] = std::fmin(bs[l], std::sqrt(d2) - rs[l] - pr);
+    const float d2 = nearest_sq<V>(t, bx[l], by[l], bz[l], reach * reach, &idx);
+    if (idx >= 0) {
+      dB[l] = std::sqrt(d2);
+      any = true;
+    }
+  }
+  if (!any) return best;
+  s.place(rb, g);
+  alignas(64) float x[W], y[W], z[W];
+  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
+    s.sx[k].store(x);
+    s.sy[k].store(y);
+    s.sz[k].store(z);
+    const float rk = rb.spheres[4 * k + 3] + padding + pr;
+    for (int l = 0; l < W; ++l) {
+      if (dB[l] == HUGE_VALF) continue;
+      const float dx = x[l] - bx[l], dy = y[l] - by[l], dz = z[l] - bz[l];
+      const float off = std::sqrt(dx * dx + dy * dy + dz * dz);
+      // NOTE: 1e-6 relative slack so float rounding of this skip test never drops a closer point
+      if ((dB[l] - off - rk) * (1.0f - 1e-6f) - 1e-6f >= bs[l]) continue;
+      const float reach = bs[l] + rk;
+      if (!(reach > 0.0f)) continue;
+      int32_t idx;
+      const float d2 = nearest_sq<V>(t, x[l], y[l], z[l], reach * reach, &idx);
+      if (idx >= 0) bs[l] = std::fmin(bs[l], std::sqrt(d2) - rk);
+    }
   }
   return V::load(bs);
 }
@@ -57,16 +88,7 @@ SIMDPLAN_INLINE V group_obstacle_min(const RobotView& rb, const EnvironmentView&
                                      int32_t g, float padding, int32_t idx, V best) {
   const int32_t kind = env.obstacle_kind[idx];
   const V bound_r = V::fill(rb.group_bound[4 * g + 3] + padding);
-  if (kind == kObsCloud) {
-    const int32_t c = env.obstacle_record[idx];
-    // lower bound through the bounding sphere (its radius stands in for a sphere's)
-    const V lb = cloud_clearance_min(env, c, s.bx[g], s.by[g], s.bz[g], bound_r, best);
-    if (!(lb < best).any()) return best;
-    s.place(rb, g);
-    for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k)
-      best = cloud_clearance_min(env, c, s.sx[k], s.sy[k], s.sz[k], V::fill(rb.spheres[4 * k + 3] + padding), best);
-    return best;
-  }
+  if (kind == kObsCloud) return group_cloud_min(rb, env, s, g, padding, env.obstacle_record[idx], best);
   const float* o = obstacle_data(env, idx);
   if (!((obstacle_sdist(kind, o, s.bx[g], s.by[g], s.bz[g]) - bound_r) < best).any()) return best;
   s.place(rb, g);
@@ -128,25 +150,32 @@ SIMDPLAN_INLINE V pair_self_min(const RobotView& rb, const LaneScratch<V>& s, in
 }
 
 // The contract at the top of this file, for the joint values in s.q. Returns the lanes with a
-// negative clearance anywhere. With stop_at_collision the call returns as soon as one lane has one
-// (outputs of groups and pairs not reached yet are then unspecified).
+// negative clearance anywhere. With kDistStopAtCollision the call returns as soon as one lane has
+// one (outputs of groups and pairs not reached yet are then unspecified). With kDistRunningMin each
+// group (and pair) starts from the smallest value of the groups (pairs) before it, so its output is
+// the minimum so far: only the overall minimum is meaningful, and far obstacles are pruned sooner.
 template <class V>
 typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                float padding, const float* cap_env, const float* cap_pair, bool use_lists,
-                                bool stop_at_collision, V* env_out, V* pair_out) {
+                                float padding, const float* cap_env, const float* cap_pair, uint32_t flags,
+                                V* env_out, V* pair_out) {
   using M = typename V::Mask;
+  const bool stop = flags & kDistStopAtCollision, running = flags & kDistRunningMin;
   fk_groups(rb, s);
   M hit = M::none();
+  V so_far = V::fill(HUGE_VALF);
   // distal groups first, as in validity.hh: they meet obstacles first
   for (int32_t g = rb.n_groups - 1; g >= 0; --g) {
-    env_out[g] = group_environment_min(rb, env, s, g, padding, V::fill(cap_env[g]));
+    const V start = running ? vmin(so_far, V::fill(cap_env[g])) : V::fill(cap_env[g]);
+    env_out[g] = so_far = group_environment_min(rb, env, s, g, padding, start);
     hit = hit | (env_out[g] < V::zero());
-    if (stop_at_collision && hit.any()) return hit;
+    if (stop && hit.any()) return hit;
   }
+  so_far = V::fill(HUGE_VALF);
   for (int32_t p = 0; p < rb.n_pairs; ++p) {
-    pair_out[p] = pair_self_min(rb, s, p, padding, use_lists, V::fill(cap_pair[p]));
+    const V start = running ? vmin(so_far, V::fill(cap_pair[p])) : V::fill(cap_pair[p]);
+    pair_out[p] = so_far = pair_self_min(rb, s, p, padding, flags & kDistUseLists, start);
     hit = hit | (pair_out[p] < V::zero());
-    if (stop_at_collision && hit.any()) return hit;
+    if (stop && hit.any()) return hit;
   }
   return hit;
 }
@@ -155,15 +184,15 @@ typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env,
 // lane-major per entry: env_out[g * W + l], pair_out[p * W + l]. Returns the bits of distance_lanes.
 template <class V>
 uint32_t distance_rows(const RobotView& rb, const EnvironmentView& env, const float* q, int32_t count, float padding,
-                       const float* cap_env, const float* cap_pair, bool use_lists, bool stop_at_collision,
-                       float* env_out, float* pair_out, float* scratch) {
+                       const float* cap_env, const float* cap_pair, uint32_t flags, float* env_out,
+                       float* pair_out, float* scratch) {
   const LaneScratch<V> s(rb, scratch);
   gather_rows(q, rb.dof, 0, count, s.q);
   // the outputs live after the lane scratch (see distance_scratch_floats)
   V* ev = reinterpret_cast<V*>(scratch) + LaneScratch<V>::vectors(rb);
   V* pv = ev + rb.n_groups;
-  const uint32_t bits = distance_lanes(rb, env, s, padding, cap_env, cap_pair, use_lists, stop_at_collision, ev, pv)
-                            .bits() & first_lanes<V>(count);
+  const uint32_t bits =
+      distance_lanes(rb, env, s, padding, cap_env, cap_pair, flags, ev, pv).bits() & first_lanes<V>(count);
   for (int32_t g = 0; g < rb.n_groups; ++g) ev[g].store(env_out + int64_t(g) * V::W);
   for (int32_t p = 0; p < rb.n_pairs; ++p) pv[p].store(pair_out + int64_t(p) * V::W);
   return bits;
