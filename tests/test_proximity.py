@@ -332,3 +332,24 @@ def test_bad_input(panda):
     far = q.copy()
     far[0] = 10.0
     assert panda.certify_motion(q, far, env).status == "collision"
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_certified_property_three_link_arm(isa, seed):
+    # a planar 3-link arm among random spheres: every edge certified free is free at 4000 samples
+    # (far denser than any gap the robot's spheres could slip through), and free ends never
+    # make an edge through an obstacle free
+    from test_motion import three_dof_robot
+
+    robot = three_dof_robot()
+    rng = np.random.default_rng(seed)
+    env = Environment()
+    for _ in range(int(rng.integers(1, 6))):
+        env.add_sphere(rng.uniform(-0.3, 0.3, 3) * [1, 1, 0.1], rng.uniform(0.002, 0.05))
+    q0, q1 = rng.uniform(-3, 3, size=(2, 3))
+    cert = robot.certify_motion(q0, q1, env, min_step=float(rng.choice([1e-4, 1e-3, 1e-2])))
+    if cert.free:
+        assert _dense_free(robot, env, q0, q1, n=4000)
+    if not _dense_free(robot, env, q0, q1, n=4000):
+        assert not cert.free
