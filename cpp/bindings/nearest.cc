@@ -90,6 +90,7 @@ void bind_nearest(nb::module_& m) {
           nb::arg("points"), "points: (n, 3) float32 C-contiguous, finite; world frame, metres")
       .def("__len__", &capt::NearestTree::size)
       .def_prop_ro("build_time_ns", &capt::NearestTree::build_time_ns)
+      .def_prop_ro("unique_points", &capt::NearestTree::unique_size)
       .def_prop_ro("depth", [](const capt::NearestTree& t) { return t.view().depth; })
       .def("query", &query, nb::arg("centers"), nb::arg("max_distance"),
            "(dist (m,) float32, index (m,) int64): nearest point strictly within max_distance, else (inf, -1)");

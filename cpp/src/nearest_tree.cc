@@ -99,6 +99,37 @@ std::string point_text(const float* p) {
   return buf;
 }
 
+// Distinct points (-0 folded into +0) in input order, each with the index of its first occurrence:
+// an open-addressing hash set over the coordinates' bits. NOTE: exact duplicates are stored once
+// because the search cannot prune ties (a cell as near as the best is visited), so k copies of the
+// nearest point cost k / kNearestBucket leaves per query: 20k identical points took 32 us per
+// query, 100k points made of 1k distinct ones 1.7 us (1k alone: 0.18 us).
+std::vector<Item> distinct_items(const float* xyz, int64_t n) {
+  std::vector<Item> out;
+  out.reserve(size_t(n));
+  size_t cap = 16;
+  while (cap < size_t(2 * n)) cap <<= 1;
+  std::vector<int32_t> table(cap, -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const Item it{{xyz[3 * i] + 0.0f, xyz[3 * i + 1] + 0.0f, xyz[3 * i + 2] + 0.0f}, int32_t(i)};
+    uint32_t b[3];
+    std::memcpy(b, it.c, sizeof b);
+    uint64_t h = (uint64_t(b[0]) << 32 | b[1]) * 0xD6E8FEB86659FD93ull;
+    h = (h ^ (h >> 31) ^ b[2]) * 0x9E3779B97F4A7C15ull;
+    size_t slot = size_t(h >> 32) & (cap - 1);
+    for (;; slot = (slot + 1) & (cap - 1)) {
+      const int32_t j = table[slot];
+      if (j < 0) {
+        table[slot] = int32_t(out.size());
+        out.push_back(it);
+        break;
+      }
+      if (std::memcmp(out[size_t(j)].c, it.c, sizeof it.c) == 0) break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 NearestTree::NearestTree(const float* xyz, int64_t n) {
@@ -112,8 +143,10 @@ NearestTree::NearestTree(const float* xyz, int64_t n) {
     if (!(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2])))
       throw std::invalid_argument("NearestTree: point " + std::to_string(i) + " is not finite: " + point_text(p));
   }
+  std::vector<Item> items = distinct_items(xyz, n);
+  const int64_t m = int64_t(items.size());
   int32_t depth = 0;
-  while ((int64_t(1) << depth) * kNearestBucket < n) ++depth;
+  while ((int64_t(1) << depth) * kNearestBucket < m) ++depth;
   const size_t leaves = size_t(1) << depth;
   const size_t slots = leaves * kNearestBucket + kNearestPad;
 
@@ -125,8 +158,6 @@ NearestTree::NearestTree(const float* xyz, int64_t n) {
   std::fill_n(px_.data(), slots, inf), std::fill_n(py_.data(), slots, inf), std::fill_n(pz_.data(), slots, inf);
   std::fill_n(index_.data(), slots, int32_t(-1));
 
-  std::vector<Item> items(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) items[size_t(i)] = {{xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]}, int32_t(i)};
   Builder b{depth, uint32_t(leaves - 1), items, splits_.data(), px_.data(), py_.data(), pz_.data(), box_.data(),
             index_.data()};
   b.build(0, 0, 0, items.size());
@@ -134,10 +165,15 @@ NearestTree::NearestTree(const float* xyz, int64_t n) {
   view_.depth = depth;
   view_.reserved = 0;
   view_.size = n;
+  unique_ = m;
   view_.splits = splits_.data();
   view_.px = px_.data(), view_.py = py_.data(), view_.pz = pz_.data();
   view_.index = index_.data();
   view_.box = box_.data();
+  for (int a = 0; a < 3; ++a) view_.lo[a] = inf, view_.hi[a] = -inf;
+  for (size_t j = 0; j < leaves; ++j)
+    for (int a = 0; a < 3; ++a)
+      view_.lo[a] = std::min(view_.lo[a], box_[6 * j + a]), view_.hi[a] = std::max(view_.hi[a], box_[6 * j + 3 + a]);
   build_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -16,7 +16,9 @@
 //           only meets real points or +inf.
 //   index   int32, parallel to px: the original row of the point in the input, -1 for padding.
 //   box     6 floats per leaf, lo x y z then hi x y z: the AABB of the leaf's real points (an
-//           empty leaf has lo = +inf, hi = -inf, so its distance is +inf).
+//           empty leaf has lo = +inf, hi = -inf, so its distance is +inf). Only the scalar query
+//           reads it (see the PERF note of nearest_sq).
+//   lo, hi  the AABB of the whole cloud (lo = +inf, hi = -inf for n = 0).
 // Arrays start on 64-byte boundaries, so with B = 16 a leaf's coordinates are one cache line each.
 // depth < 0 (or a null view pointer) means "not built"; n = 0 builds depth 0 with one empty leaf.
 #pragma once
@@ -24,13 +26,18 @@
 
 namespace simdplan {
 
-// PERF: 16 points per leaf, not 8. Measured with benchmarks/bench_nearest_point.py (Xeon @ 2.5 GHz,
-// the sibling vCPU idle), ns per query near the cloud, unbounded / max_distance = 0.05:
-//                 uniform 10k             uniform 100k            MotionBenchMaker surface (~100k)
-//   B = 8  avx512  see the PERF note in capt/nearest_query.hh (nearest_sq) for the figures
-// A leaf of 16 is one AVX-512 vector and two AVX2 vectors per axis; its three coordinate rows are
-// one cache line each, so a leaf costs three misses whatever B is, while 8-point leaves double the
-// tree walk (one more level) to save scanning that SIMD makes almost free.
+// PERF: 16 points per leaf, not 8. One constant serves every ISA (the tree is built once and shared),
+// and AVX-512 wants 16: a leaf is then one vector per axis and one cache line per axis, while
+// 8-point leaves add a level and double the leaves visited for a scan SIMD makes almost free.
+// C++ harness (/tmp/nn_h, nearest_sq over 100k queries within 0.3 m of the cloud; Xeon @ 2.5 GHz,
+// min of 3 interleaved runs, the sibling vCPU busy), ns per query, B = 8 / 16:
+//                              AVX-512        AVX2           scalar
+//   uniform 10k, unbounded     265 / 208      219 / 238      325 / 311
+//   uniform 100k, 5 cm bound   325 / 256      250 / 279      387 / 353
+//   surface 100k, unbounded   1684 / 1075    1291 / 1179    1889 / 1490
+//   surface 100k, 5 cm bound   515 / 364      427 / 405      554 / 488
+// (the surface cloud: faces of 10 random boxes). AVX2 is within 15 % either way; 32 was within
+// 10 % of 16 on AVX-512 and 5-15 % faster on AVX2.
 constexpr int32_t kNearestBucket = 16;
 // +inf floats after the last leaf: one of the widest vectors, so a load at any slot stays in bounds
 constexpr int32_t kNearestPad = 16;
@@ -45,6 +52,7 @@ struct NearestView {
   const float* pz;
   const int32_t* index;   // parallel to px; -1 for padding
   const float* box;       // (1 << depth) * 6: lo xyz, hi xyz of each leaf's points
+  float lo[3], hi[3];     // AABB of all points
 };
 
 }  // namespace simdplan

@@ -24,6 +24,8 @@
 // some lane. Point clouds are measured per lane through the cloud's nearest-point tree, with the
 // current minimum as the search bound.
 #pragma once
+#include <cmath>
+
 #include "simdplan/capt/nearest_query.hh"
 #include "simdplan/collision/validity.hh"
 #include "simdplan/kernels.hh"
