@@ -110,7 +110,8 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
 
     robot: simdplan.Robot. env: simdplan.Environment or None. start: (dof,). goals: (dof,) or
     (m, dof); the path ends at whichever goal is reached (``stats["goal_index"]``). planner:
-    "rrtc" (RRT-Connect), "rrt" or "prm". settings: fields of PlannerSettings (seed, time_limit,
+    "rrtc" (RRT-Connect), "rrt" or "prm", or "ompl:<Name>" (an OMPL geometric planner with simdplan's
+    checks, see simdplan.planner.ompl). settings: fields of PlannerSettings (seed, time_limit,
     max_iterations, range, resolution, sampler, simplify, interpolate, padding, ...).
 
     Returns a PlanResult; ``success`` is False (with an empty path) when no path was found within
@@ -123,6 +124,10 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     s = _settings(planner, settings)
     robot._fit_clouds(env, s.padding)  # point-cloud trees answer this robot's radii (built once)
     start, goals = _problem(robot, env, start, goals, s.padding)
+    if s.planner.startswith("ompl:"):
+        from simdplan.planner.ompl import plan_ompl
+
+        return plan_ompl(robot, env, start, goals, s)
     model = robot._distance_env(env) if s.link == "certified" else _env_model(env)
     out = _core.plan(robot._model, model, s.planner, start, goals, _core_settings(s, robot))
     return _result(out, s, robot, start, goals)

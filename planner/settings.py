@@ -17,7 +17,9 @@ LINKS = ("discrete", "certified")
 class PlannerSettings:
     """Settings for ``simdplan.plan``. Every field is validated by ``validated()``.
 
-    planner: "rrtc" (RRT-Connect), "rrt" or "prm".
+    planner: "rrtc" (RRT-Connect), "rrt" or "prm" (simdplan's C++ planners), or "ompl:<Name>" for any
+      planner of ompl.geometric run with simdplan's checks (simdplan.planner.ompl; needs the ompl
+      package; uses time_limit, range, simplify, padding, resolution, link, min_step, seed).
     seed: random seed; a plan is deterministic for a given seed (and time limit not reached).
     time_limit: wall-clock budget for planning in seconds (0 = none; then max_iterations bounds it).
     max_iterations: planner iterations (samples drawn) at most.
@@ -70,8 +72,10 @@ class PlannerSettings:
     def validated(self) -> "PlannerSettings":
         """A copy with defaults resolved; ValueError naming the first bad field."""
         s = dataclasses.replace(self)
-        if s.planner not in PLANNERS:
-            raise ValueError(f"planner must be one of {', '.join(PLANNERS)}, got {s.planner!r}")
+        if s.planner not in PLANNERS and not (isinstance(s.planner, str) and s.planner.startswith("ompl:")
+                                              and len(s.planner) > 5):
+            raise ValueError(f"planner must be one of {', '.join(PLANNERS)} or 'ompl:<Name>' (an OMPL geometric "
+                             f"planner), got {s.planner!r}")
         if s.link not in LINKS:
             raise ValueError(f"link must be one of {', '.join(LINKS)}, got {s.link!r}")
         if s.sampler not in SAMPLERS:

@@ -834,6 +834,14 @@ def cmd_info(args) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
+def _planner_name(text: str) -> str:
+    from simdplan.planner.settings import PLANNERS
+
+    if text in PLANNERS or (text.startswith("ompl:") and len(text) > 5):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose from {', '.join(PLANNERS)}, or ompl:NAME)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from simdplan.planner.settings import PLANNERS
 
@@ -848,7 +856,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", parents=[debug], help="plan a path in a scene file or a shipped example scene",
                        description="Load a scene, plan from its start to one of its goals, print a summary.")
     p.add_argument("scene", metavar="SCENE", help="scene file (YAML/JSON) or the name of a shipped example")
-    p.add_argument("--planner", choices=PLANNERS, help="override the scene's planner")
+    p.add_argument("--planner", type=_planner_name, metavar="{rrtc,rrt,prm,ompl:NAME}",
+                   help="override the scene's planner (ompl:NAME: an OMPL geometric planner, e.g. ompl:RRTstar)")
     p.add_argument("--seed", type=int, help="random seed")
     p.add_argument("--time-limit", type=float, metavar="S", help="planning time budget in seconds (0: none)")
     p.add_argument("--max-iterations", type=int, metavar="N", help="planner iterations at most")
@@ -864,7 +873,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Plan MotionBenchMaker problems, re-verify every path, print per-class figures.")
     m.add_argument("--robot", default="panda", help="robot (default panda)")
     m.add_argument("--problems", metavar="CLASS,...", help="problem classes, comma separated (default all)")
-    m.add_argument("--planner", choices=PLANNERS, help="planner (default: the problems' settings, rrtc)")
+    m.add_argument("--planner", type=_planner_name, metavar="{rrtc,rrt,prm,ompl:NAME}",
+                   help="planner (default: the problems' settings, rrtc)")
     m.add_argument("--mode", choices=("reference", "exact"), default="reference",
                    help="reference: cylinders as the reference planner models them (default); exact: exact cylinders")
     m.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")

@@ -1,0 +1,209 @@
+"""simdplan.planner.ompl: OMPL's geometric planners driven by simdplan's collision checks.
+
+``simdplan.plan(robot, env, start, goals, planner="ompl:RRTstar")`` (or any planner class of
+``ompl.geometric``: "ompl:BITstar", "ompl:PRMstar", ...) builds an OMPL setup for the robot's joint
+space (a RealVectorStateSpace bounded by the joint limits; continuous joints are treated as
+intervals [-pi, pi], not as circles), installs simdplan's Clear(q) as the state validity checker
+and simdplan's Link as the motion validator (discrete at ``resolution``, or certified with
+``link="certified"``), solves, optionally simplifies with OMPL's PathSimplifier, and returns a
+simdplan PlanResult.
+
+Requires the ``ompl`` wheel from PyPI (``pip install ompl``). Settings used: time_limit (seconds,
+must be > 0: OMPL planners stop on time), range (where the planner has one), simplify, padding,
+resolution, link, min_step, seed. OMPL's random seed is process-global and OMPL accepts it only
+before its first random generator is made, so ``seed`` takes effect on the first OMPL plan of a
+process only; later plans are not reproducible. Other settings are simdplan's own planners'.
+
+Every call into simdplan crosses from OMPL's C++ into Python and back (a few microseconds), so
+these planners check far fewer configurations per second than simdplan's C++ planners; they are
+here for OMPL's algorithms (asymptotically optimal planners, lazy variants), not for speed.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from simdplan.planner.result import PlanResult, path_length
+
+PREFIX = "ompl:"
+_SEEDED = False
+
+
+def _modules():
+    try:
+        from ompl import base as ob
+        from ompl import geometric as og
+        from ompl import util as ou
+    except ImportError as exc:  # pragma: no cover - exercised only without the wheel
+        raise ImportError("OMPL planners need the ompl package: pip install ompl") from exc
+    return ob, og, ou
+
+
+def available() -> bool:
+    """True if the ompl package imports."""
+    try:
+        _modules()
+    except ImportError:
+        return False
+    return True
+
+
+def planners() -> list[str]:
+    """The OMPL geometric planners this adapter can run, as "ompl:<Name>"."""
+    ob, og, _ = _modules()
+    out = []
+    for name in dir(og):
+        cls = getattr(og, name)
+        if isinstance(cls, type) and issubclass(cls, ob.Planner) and cls is not ob.Planner:
+            out.append(PREFIX + name)
+    return sorted(out)
+
+
+def _planner_class(name: str):
+    ob, og, _ = _modules()
+    short = name[len(PREFIX):]
+    cls = getattr(og, short, None)
+    if not (isinstance(cls, type) and issubclass(cls, ob.Planner)):
+        raise ValueError(f"unknown OMPL planner {short!r}; available: {', '.join(planners())}")
+    return cls
+
+
+class _Counters:
+    def __init__(self) -> None:
+        self.states = 0
+        self.motions = 0
+        self.motion_samples = 0
+
+
+def _values(state, dof: int) -> np.ndarray:
+    return np.fromiter((state[i] for i in range(dof)), dtype=np.float64, count=dof)
+
+
+def make_setup(robot, env, padding: float = 0.0, link: str = "discrete", resolution: float | None = None,
+               min_step: float = 1e-3):
+    """An ``ompl.geometric.SimpleSetup`` for ``robot`` in ``env`` with simdplan's validity checker
+    and motion validator installed (see the module docstring). Returns (setup, counters): the
+    counters' ``states``, ``motions`` and ``motion_samples`` count the checks made through it."""
+    ob, og, _ = _modules()
+    from simdplan.robots.robot import _env_model
+
+    dof = robot.dof
+    space = ob.RealVectorStateSpace(dof)
+    bounds = ob.RealVectorBounds(dof)
+    for j, (lo, hi) in enumerate(zip(robot.lower, robot.upper)):
+        bounds.setLow(j, float(lo))
+        bounds.setHigh(j, float(hi))
+    space.setBounds(bounds)
+    si = ob.SpaceInformation(space)
+    model = robot._distance_env(env) if link == "certified" else _env_model(env)
+    core = robot._model
+    res = float(robot.resolution if resolution is None else resolution)
+    counters = _Counters()
+
+    def valid(state) -> bool:
+        counters.states += 1
+        return bool(core.is_valid(model, _values(state, dof), padding))
+
+    class Motion(ob.MotionValidator):
+        # NOTE: OMPL asks for the two-state form in nearly every planner; the three-state form (last
+        # valid state) gets the same verdict and, on failure, the start as its last valid state.
+        def checkMotion(self, s1, s2, *last):
+            counters.motions += 1
+            a, b = _values(s1, dof), _values(s2, dof)
+            if link == "certified":
+                status, samples, _t = core.certify_motion(model, a, b, padding, min_step)
+                counters.motion_samples += samples
+                ok = status == 0
+            else:
+                counters.motion_samples += core.motion_samples(a, b, res) + 1
+                ok = bool(core.is_motion_valid(model, a, b, res, padding))
+            if not ok and last:
+                # NOTE: copied by value: a reference to `si` here would make a cycle through C++ that
+                # Python's collector cannot see (OMPL's objects would never be freed)
+                pair = last[0]
+                for j in range(dof):
+                    pair.first[j] = s1[j]
+                pair.second = 0.0
+            return ok
+
+    si.setStateValidityChecker(valid)
+    motion = Motion(si)
+    si.setMotionValidator(motion)
+    si.setup()
+    setup = og.SimpleSetup(si)
+    setup._simdplan_keep = (valid, motion, model)  # the callbacks must outlive the setup
+    return setup, counters
+
+
+def plan_ompl(robot, env, start: np.ndarray, goals: np.ndarray, settings) -> PlanResult:
+    """Solve with the OMPL planner ``settings.planner`` ("ompl:<Name>"); start (dof,) and goals
+    (m, dof) already validated by simdplan.plan."""
+    global _SEEDED
+    ob, og, ou = _modules()
+    cls = _planner_class(settings.planner)
+    if not settings.time_limit > 0:
+        raise ValueError("OMPL planners stop on time: give time_limit > 0 seconds")
+    level = ou.getLogLevel()
+    if not _SEEDED:
+        ou.setLogLevel(ou.LOG_NONE)  # OMPL logs an error when its generators already started
+        ou.RNG.setSeed(int(settings.seed) % (2**31 - 1) + 1)
+        _SEEDED = True
+    ou.setLogLevel(ou.LOG_WARN)  # OMPL's progress messages, for this call only
+    try:
+        return _solve(robot, env, start, goals, settings, cls)
+    finally:
+        ou.setLogLevel(level)
+
+
+def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
+    ob, og, _ = _modules()
+    setup, counters = make_setup(robot, env, settings.padding, settings.link, settings.resolution, settings.min_step)
+    si = setup.getSpaceInformation()
+    planner = cls(si)
+    if settings.range is not None and hasattr(planner, "setRange"):
+        planner.setRange(float(settings.range))
+    setup.setPlanner(planner)
+    dof = robot.dof
+
+    def state(q):
+        s = si.allocState()
+        for j in range(dof):
+            s[j] = float(q[j])
+        return s
+
+    setup.setStartState(state(start))
+    goal = ob.GoalStates(si)
+    for g in goals:
+        goal.addState(state(g))
+    setup.setGoal(goal)
+    setup.setup()
+    t0 = time.perf_counter_ns()
+    status = setup.solve(float(settings.time_limit))
+    plan_ns = time.perf_counter_ns() - t0
+    exact = status.getStatus() == ob.PlannerStatus.EXACT_SOLUTION
+    stats = {"iterations": 0, "collision_checks": 0, "planning_time_ns": plan_ns, "simplify_time_ns": 0,
+             "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString()}
+    if not exact:
+        stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0)
+        return PlanResult(False, np.zeros((0, dof)), stats, settings.planner, robot.joint_names,
+                          f"OMPL {settings.planner[len(PREFIX):]}: {status.asString()}")
+
+    def path_array():
+        return np.array([_values(s, dof) for s in setup.getSolutionPath().getStates()])
+
+    path = path_array()
+    stats["initial_cost"] = path_length(path)
+    if settings.simplify:
+        t1 = time.perf_counter_ns()
+        setup.simplifySolution()
+        stats["simplify_time_ns"] = time.perf_counter_ns() - t1
+        path = path_array()
+    # the path ends at the goal OMPL reached; report which, and return the caller's exact values
+    k = int(np.argmin(np.abs(goals - path[-1]).max(axis=1)))
+    path[0], path[-1] = start, goals[k]
+    stats.update(final_cost=path_length(path), goal_index=k, waypoints=len(path),
+                 collision_checks=counters.states + counters.motion_samples,
+                 state_checks=counters.states, motion_checks=counters.motions)
+    return PlanResult(True, path, stats, settings.planner, robot.joint_names)
