@@ -213,6 +213,8 @@ class Robot:
         if not np.isfinite(self.resolution) or self.resolution <= 0:
             raise ValueError(f"resolution must be > 0 samples per unit of joint distance, got {resolution!r}")
         self._disabled = set(disabled_pairs or ())
+        self.base_pose = pose  # (4, 4) world pose of the root link
+        self.fixed_joint_values = dict(held)  # actuated joints left out of `joints`, at these values
         self._program: Program = compile_program(description, joints, held, pose, self._disabled, skip_adjacent)
         certify_self_collision(self._program)
         self._model = _core.RobotModel(*self._program.core_args())

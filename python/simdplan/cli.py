@@ -24,6 +24,7 @@ planning resolution between consecutive waypoints ("verified").
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import json
 import math
@@ -819,6 +820,91 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
     sys.stdout.flush()
 
 
+# ----------------------------------------------------------------------------- view
+def read_path(path: str, robot) -> np.ndarray:
+    """(k, dof) waypoints from a 'simdplan plan --out' file (.json or .csv); UserError if unreadable."""
+    ext = os.path.splitext(path)[1].lower()
+    try:
+        if ext == ".json":
+            with open(path) as f:
+                doc = json.load(f)
+            names, rows = doc.get("joint_names"), doc.get("path")
+        elif ext == ".csv":
+            with open(path, newline="") as f:
+                lines = list(csv.reader(f))
+            names, rows = lines[0], [[float(x) for x in r] for r in lines[1:]]
+        else:
+            raise UserError(f"--path {path}: expected a .json or .csv result")
+    except OSError as exc:
+        raise UserError(f"--path {path}: {exc.strerror or exc}") from exc
+    except (ValueError, IndexError, AttributeError) as exc:
+        raise UserError(f"--path {path}: not a simdplan result ({exc})") from exc
+    arr = np.asarray(rows, dtype=float) if rows else np.zeros((0, robot.dof))
+    if names is not None and list(names) != robot.joint_names:
+        raise UserError(f"--path {path}: joints {names} are not the scene robot's {robot.joint_names}")
+    if arr.ndim != 2 or arr.shape[1] != robot.dof or len(arr) == 0 or not np.isfinite(arr).all():
+        raise UserError(f"--path {path}: expected (k, {robot.dof}) finite waypoints, got shape {arr.shape}")
+    return arr
+
+
+def cmd_view(args) -> int:
+    try:
+        from simdplan.viz import PyBulletViewer, save_image
+        from simdplan.viz.pybullet_viewer import _pybullet, _quiet
+
+        with _quiet():  # pybullet prints a banner on import
+            _pybullet()
+    except ImportError as exc:
+        raise UserError(str(exc)) from exc
+    path_arg = resolve_scene(args.scene)
+    scene = load_scene(path_arg)
+    try:
+        width, height = (int(x) for x in args.size.lower().split("x"))
+        if not (16 <= width <= 4096 and 16 <= height <= 4096):
+            raise ValueError
+    except ValueError:
+        raise UserError(f"--size must be WxH with 16..4096 pixels each, got {args.size!r}") from None
+    path = read_path(args.path, scene.robot) if args.path else None
+    out = args.render
+    if out is not None:
+        ext = os.path.splitext(out)[1].lower()
+        if ext not in (".png", ".gif"):
+            raise UserError(f"--render {out}: expected a .png or .gif file name")
+        parent = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(parent):
+            raise UserError(f"--render {out}: directory {parent} does not exist")
+        if ext == ".gif" and path is None:
+            result = _call_plan(scene, _apply_overrides(getattr(scene, "settings", None), {})[0])
+            if not result.success:
+                raise UserError(f"{path_arg}: no path to animate (planning failed: {result.message})")
+            path = result.path
+    with PyBulletViewer(scene.robot, scene.env, gui=out is None, spheres=args.spheres) as viewer:
+        viewer.camera.width, viewer.camera.height = width, height
+        if out is None:
+            print("pybullet window open; close it (or Ctrl-C) to quit")
+            try:
+                while True:
+                    if path is not None:
+                        viewer.animate(path)
+                        time.sleep(1.0)
+                    else:
+                        viewer.show(scene.start)
+                        time.sleep(0.1)
+            except KeyboardInterrupt:
+                return 0
+        if out.lower().endswith(".gif"):
+            frames = viewer.render_path(path)
+        else:
+            frames = viewer.render(path[0] if path is not None else scene.start)
+        try:
+            save_image(frames, out)
+        except OSError as exc:
+            raise UserError(f"--render {out}: {exc.strerror or exc}") from exc
+    n = len(frames) if isinstance(frames, list) else 1
+    print(f"rendered {n} frame{'s' if n > 1 else ''} ({width}x{height}) to {out}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- info
 def cmd_info(args) -> int:
     import simdplan
@@ -894,6 +980,19 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)
     b.set_defaults(func=None, _parser=b)
+
+    v = sub.add_parser("view", parents=[debug], help="show a scene (and a path) in pybullet, or render it to PNG/GIF",
+                       description="Show a scene in pybullet's window, or render it off-screen (--render) with "
+                                   "pybullet's software renderer (works without a display).")
+    v.add_argument("scene", metavar="SCENE", help="scene file (YAML/JSON) or the name of a shipped example")
+    v.add_argument("--path", metavar="PATH", help="a path to show: a result written by 'simdplan plan --out' "
+                                                  "(.json or .csv)")
+    v.add_argument("--spheres", action="store_true", help="overlay the robot's collision spheres")
+    v.add_argument("--render", metavar="OUT", help="render instead of opening a window: OUT.png (one frame: the "
+                                                   "path's start, or the scene's start) or OUT.gif (the path; planned "
+                                                   "here if --path is not given)")
+    v.add_argument("--size", default="640x480", metavar="WxH", help="image size for --render (default 640x480)")
+    v.set_defaults(func=cmd_view)
 
     i = sub.add_parser("info", parents=[debug], help="the SIMD level in use and the build (simdplan.info())")
     i.add_argument("--json", action="store_true", help="print as JSON")
