@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from simdplan.robots.builder import RobotBuilder
 from simdplan.robots.robot import (DEFAULT_MIN_STEP, DEFAULT_RESOLUTION, DistanceReport, MotionCertificate, Proximity,
                                    Robot, Violation)
 
@@ -34,5 +35,5 @@ def load(name: str, **kwargs) -> Robot:
     return Robot.from_urdf(urdf, srdf, **kwargs)
 
 
-__all__ = ["Robot", "Violation", "MotionCertificate", "Proximity", "DistanceReport", "load", "available",
+__all__ = ["Robot", "RobotBuilder", "Violation", "MotionCertificate", "Proximity", "DistanceReport", "load", "available",
            "builtin_paths", "DEFAULT_RESOLUTION", "DEFAULT_MIN_STEP", "DATA_DIR"]

@@ -20,7 +20,8 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.robots.description import MOVABLE, RobotDescription, read_srdf, read_urdf, require_spheres
+from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
+                                         require_spheres)
 from simdplan.robots.kinematics import Program, compile_program
 from simdplan.robots.self_collision import certify_self_collision
 from simdplan.transforms import check_pose_matrix
@@ -215,6 +216,9 @@ class Robot:
         self._disabled = set(disabled_pairs or ())
         self.base_pose = pose  # (4, 4) world pose of the root link
         self.fixed_joint_values = dict(held)  # actuated joints left out of `joints`, at these values
+        self._kwargs = dict(joints=joints, fixed_joint_values=held, base_pose=pose, skip_adjacent=skip_adjacent,
+                            resolution=resolution)
+        self.attachments: dict[str, str] = {}  # attached object name -> the link it hangs from
         self._program: Program = compile_program(description, joints, held, pose, self._disabled, skip_adjacent)
         certify_self_collision(self._program)
         self._model = _core.RobotModel(*self._program.core_args())
@@ -236,6 +240,64 @@ class Robot:
         desc = read_urdf(urdf)
         pairs = read_srdf(srdf, set(desc.links)) if srdf is not None else set()
         return cls(desc, pairs, **kwargs)
+
+    # ----- attachments -----
+    def attach(self, link: str, spheres=None, *, mesh=None, pose=None, name: str = "attached",
+               allowed_contacts=(), max_spheres: int = 32, tolerance: float = 0.005) -> "Robot":
+        """A new Robot carrying an object rigidly attached to ``link`` (this robot is unchanged).
+
+        The object is ``spheres`` (k, 4) [x, y, z, r] in its own frame, or a ``mesh`` (a
+        trimesh.Trimesh or a mesh file) covered by spheres on the fly (simdplan.robots.spherize,
+        conservative: every mesh point inside the spheres, protruding at most about ``tolerance``).
+        ``pose`` (4, 4) places the object's frame in the link's frame (default: identity). Every check
+        and planner of the new robot includes the object: against obstacles, and against the robot's
+        other links except the link it hangs from, the links rigidly joined to it and those one
+        movable joint away (the adjacency rule of simdplan.robots.kinematics), and
+        ``allowed_contacts`` (link names it may touch, e.g. fingers holding it).
+        """
+        desc = self.description
+        if link not in desc.links:
+            raise ValueError(f"cannot attach to unknown link {link!r}; links are {sorted(desc.links)}")
+        if not isinstance(name, str) or not name or name in desc.links:
+            raise ValueError(f"the attachment needs a new link name, got {name!r}")
+        if (spheres is None) == (mesh is None):
+            raise ValueError("give exactly one of spheres or mesh")
+        if mesh is not None:
+            from simdplan.robots.spherize import spherize_mesh  # noqa: PLC0415 (trimesh-heavy, optional)
+            import trimesh  # noqa: PLC0415
+
+            m = trimesh.load(os.fspath(mesh), force="mesh") if isinstance(mesh, (str, os.PathLike)) else mesh
+            spheres = spherize_mesh(m, max_spheres=max_spheres, tolerance=tolerance).spheres
+        from simdplan.robots.builder import _spheres  # noqa: PLC0415
+
+        sph = _spheres(spheres, name)
+        if len(sph) == 0:
+            raise ValueError("an attachment needs at least one sphere")
+        origin = np.eye(4) if pose is None else check_pose_matrix(pose, "pose")
+        unknown = [n for n in allowed_contacts if n not in desc.links]
+        if unknown:
+            raise ValueError(f"allowed_contacts names unknown links {unknown}")
+        links = dict(desc.links)
+        links[name] = LinkDesc(name, sph, [])
+        joint = JointDesc(f"{name}_attachment", "fixed", link, name, origin, np.array([0.0, 0.0, 1.0]), 0.0, 0.0, None)
+        new_desc = RobotDescription(desc.name, links, list(desc.joints) + [joint], desc.root, desc.urdf_path)
+        disabled = set(self._disabled) | {frozenset((name, other)) for other in allowed_contacts}
+        robot = Robot(new_desc, disabled, **self._kwargs)
+        robot.attachments = {**self.attachments, name: link}
+        return robot
+
+    def detach(self, name: str) -> "Robot":
+        """A new Robot without the attached object ``name``."""
+        if name not in self.attachments:
+            raise ValueError(f"no attachment named {name!r}; attached: {sorted(self.attachments)}")
+        desc = self.description
+        links = {k: v for k, v in desc.links.items() if k != name}
+        joints = [j for j in desc.joints if j.child != name]
+        new_desc = RobotDescription(desc.name, links, joints, desc.root, desc.urdf_path)
+        disabled = {p for p in self._disabled if name not in p}
+        robot = Robot(new_desc, disabled, **self._kwargs)
+        robot.attachments = {k: v for k, v in self.attachments.items() if k != name}
+        return robot
 
     # ----- description -----
     @property
