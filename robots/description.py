@@ -205,8 +205,8 @@ def require_spheres(desc: RobotDescription) -> None:
         raise ValueError(
             f"{desc.urdf_path or desc.name}: collision geometry must be spheres, but these links collide through "
             f"other shapes: {listing}. Use a spherized URDF (every <collision> a <sphere>), e.g. the ones shipped "
-            f"with simdplan.robots.load(), or generate spheres from the meshes with a spherization tool such as "
-            f"foam or sphere-tree, then load that file.")
+            f"with simdplan.robots.load(), or let Robot.from_urdf(..., spherize=True) cover them with spheres "
+            f"(or run `simdplan spherize`).")
 
 
 def read_srdf(path: str | os.PathLike, link_names) -> set[frozenset]:

@@ -228,8 +228,16 @@ class Robot:
         self._wrap_mask = self._program.wrap.astype(bool)
 
     @classmethod
-    def from_urdf(cls, urdf: str | os.PathLike, srdf: str | os.PathLike | None = None, **kwargs) -> "Robot":
-        """Load a robot whose URDF collision geometry is spheres, with an optional SRDF.
+    def from_urdf(cls, urdf: str | os.PathLike, srdf: str | os.PathLike | None = None, *,
+                  spherize: bool | dict = True, **kwargs) -> "Robot":
+        """Load a robot from a URDF, with an optional SRDF.
+
+        Collision geometry should be spheres. If it is not (meshes, boxes, cylinders) and
+        ``spherize`` is true, the links are covered by spheres on the fly
+        (simdplan.robots.spherize.cached_spherized_urdf: conservative, every collision-mesh point
+        inside the spheres; the first load of a robot takes seconds, later loads reuse the cached
+        file) and a UserWarning says so with the largest protrusion; a dict gives its parameters
+        (max_spheres_per_link, tolerance). ``spherize=False`` refuses such a URDF instead.
 
         SRDF ``disable_collisions`` pairs are never checked. Keyword arguments: ``joints`` (the
         active joints, in configuration order; default every actuated joint in URDF order),
@@ -238,6 +246,27 @@ class Robot:
         default True), ``resolution`` (default samples per unit joint distance for motion checks).
         """
         desc = read_urdf(urdf)
+        if spherize and any(link.other_geometry for link in desc.links.values()):
+            import json  # noqa: PLC0415
+            import warnings  # noqa: PLC0415
+
+            from simdplan.robots.spherize import cached_spherized_urdf  # noqa: PLC0415 (trimesh-heavy)
+
+            params = dict(spherize) if isinstance(spherize, dict) else {}
+            path = cached_spherized_urdf(urdf, **params)
+            worst = ""
+            report = os.path.splitext(path)[0] + ".json"
+            if os.path.exists(report):
+                with open(report) as f:
+                    links = json.load(f)
+                links = links.get("links", links) if isinstance(links, dict) else {}
+                prot = [v.get("max_protrusion") for v in links.values() if isinstance(v, dict)]
+                prot = [p for p in prot if isinstance(p, (int, float))]
+                if prot:
+                    worst = f"; spheres reach up to {max(prot) * 1000:.1f} mm beyond the meshes"
+            warnings.warn(f"{os.fspath(urdf)}: collision geometry covered by spheres on the fly ({path}){worst}",
+                          UserWarning, stacklevel=2)
+            desc = read_urdf(path)
         pairs = read_srdf(srdf, set(desc.links)) if srdf is not None else set()
         return cls(desc, pairs, **kwargs)
 

@@ -639,7 +639,7 @@ CYL = '<collision><geometry><cylinder radius="0.1" length="0.2"/></geometry></co
 def test_non_sphere_collision_geometry(tmp_path, extra, kind):
     text = urdf(link("base", extra=extra), link("arm", extra=extra), joint("j", "revolute", "base", "arm"))
     with pytest.raises(ValueError) as info:
-        Robot.from_urdf(write(tmp_path, text))
+        Robot.from_urdf(write(tmp_path, text), spherize=False)
     msg = str(info.value)
     assert "must be spheres" in msg
     assert kind in msg and "arm" in msg
@@ -649,13 +649,19 @@ def test_non_sphere_collision_geometry(tmp_path, extra, kind):
 def test_mesh_beside_spheres_is_refused(tmp_path):
     text = urdf(BASE, link("arm", [(1, 0, 0, 0.1)], extra=MESH), joint("j", "revolute", "base", "arm"))
     with pytest.raises(ValueError, match="must be spheres"):
+        Robot.from_urdf(write(tmp_path, text), spherize=False)
+
+
+def test_missing_mesh_cannot_be_spherized(tmp_path):
+    text = urdf(link("base", extra=MESH), link("arm", extra=MESH), joint("j", "revolute", "base", "arm"))
+    with pytest.raises(FileNotFoundError, match="arm.stl"):
         Robot.from_urdf(write(tmp_path, text))
 
 
 def test_builtin_mesh_urdf_is_refused_with_advice():
     mesh_urdf = sp_robots.builtin_paths("panda")[0].replace("panda_spherized.urdf", "panda.urdf")
     with pytest.raises(ValueError, match="must be spheres") as info:
-        Robot.from_urdf(mesh_urdf)
+        Robot.from_urdf(mesh_urdf, spherize=False)
     assert "spheriz" in str(info.value)
 
 

@@ -141,3 +141,37 @@ def test_attach_bad_input(panda):
         panda.attach("panda_hand", [[0, 0, 0, 0.01]], pose=np.zeros((4, 4)))
     with pytest.raises(ValueError, match="no attachment"):
         panda.detach("box")
+
+
+BOX_ARM = """<robot name="boxarm">
+  <link name="base"><collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision></link>
+  <link name="arm"><collision><origin xyz="0.2 0 0"/><geometry><cylinder radius="0.03" length="0.3"/></geometry>
+  </collision></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.2"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+</robot>"""
+
+
+def test_from_urdf_spherizes_on_the_fly(tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMDPLAN_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "boxarm.urdf"
+    path.write_text(BOX_ARM)
+    with pytest.warns(UserWarning, match="covered by spheres on the fly"):
+        robot = simdplan.Robot.from_urdf(path, spherize={"max_spheres_per_link": 12, "tolerance": 0.01})
+    assert robot.n_spheres > 2 and robot.joint_names == ["j"]
+    # conservative: the box's corners are inside the base's spheres, so a tiny obstacle there collides
+    for corner in ([0.1, 0.1, 0.05], [-0.1, 0.1, -0.05], [0.1, -0.1, 0.05]):
+        env = Environment()
+        env.add_sphere(corner, 1e-4)
+        assert not robot.is_valid([0.0], env), corner
+    # the cylinder (along the arm's z, 0.2 m out) has its top cap rim covered wherever the joint turns it
+    q = 1.1
+    rim = np.array([0.2 + 0.03, 0.0, 0.15])  # arm frame
+    tip = np.array([rim[0] * math.cos(q), rim[0] * math.sin(q), 0.2 + rim[2]])
+    env = Environment()
+    env.add_sphere(tip, 1e-4)
+    assert not robot.is_valid([q], env)
+    # a second load reuses the cached file (same path in the warning, no new spherization)
+    with pytest.warns(UserWarning) as rec:
+        simdplan.Robot.from_urdf(path, spherize={"max_spheres_per_link": 12, "tolerance": 0.01})
+    assert len(list((tmp_path / "cache").glob("*.urdf"))) == 1 and rec

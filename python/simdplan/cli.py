@@ -905,6 +905,48 @@ def cmd_view(args) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- spherize
+def cmd_spherize(args) -> int:
+    """Replace a URDF's collision geometry by spheres (simdplan.robots.spherize); a per-link table."""
+    src, out = args.urdf, args.out
+    if not os.path.exists(src):
+        raise UserError(f"{src}: no such file")
+    if os.path.isdir(src):
+        raise UserError(f"{src}: is a directory, not a URDF file")
+    if args.max_spheres_per_link < 1:
+        raise UserError(f"--max-spheres-per-link must be >= 1, got {args.max_spheres_per_link}")
+    if not (math.isfinite(args.tolerance) and args.tolerance > 0):
+        raise UserError(f"--tolerance must be > 0 (metres), got {args.tolerance}")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise UserError(f"-o {out}: directory {parent} does not exist")
+    if os.path.isdir(out):
+        raise UserError(f"-o {out}: is a directory")
+    if os.path.exists(out) and os.path.samefile(src, out):
+        raise UserError(f"-o {out}: is the input URDF; write the spherized copy elsewhere")
+    from simdplan.robots.spherize import spherize_urdf  # lazy: trimesh is slow to import
+
+    try:
+        reports = spherize_urdf(src, out, max_spheres_per_link=args.max_spheres_per_link, tolerance=args.tolerance)
+    except (FileNotFoundError, ValueError) as exc:
+        raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise UserError(f"-o {out}: {exc.strerror or exc}") from exc
+    header = [("link", "left"), ("spheres", "right"), ("max protrusion mm", "right"), ("bound mm", "right"),
+              ("volume overhead", "right"), ("coverage", "right"), ("inside of", "left"), ("time s", "right")]
+    rows = [[name, str(r["n_spheres"]), f"{r['max_protrusion'] * 1000:.1f}", f"{r['protrusion_bound'] * 1000:.1f}",
+             "-" if r["volume_overhead"] is None else f"{r['volume_overhead']:.2f}x", f"{r['coverage']:.3f}",
+             r["proxy"].replace("convex_hull", "hull (open mesh)"), f"{r['seconds']:.2f}"]
+            for name, r in reports.items()]
+    _print_table(f"{out}: collision spheres for {len(rows)} links (tolerance {args.tolerance * 1000:g} mm, "
+                 f"at most {args.max_spheres_per_link} spheres per link)", header, rows, set())
+    total = sum(r["n_spheres"] for r in reports.values())
+    print(f"{total} spheres. Protrusion: measured on the sphere surfaces, and its certified bound; volume "
+          f"overhead: union of the spheres / link volume, a Monte Carlo estimate; coverage: mesh vertices and "
+          f"surface samples inside the spheres; inside of: what protrusion and volume are measured against.")
+    return 0
+
+
 # ----------------------------------------------------------------------------- info
 def cmd_info(args) -> int:
     import simdplan
@@ -993,6 +1035,18 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "here if --path is not given)")
     v.add_argument("--size", default="640x480", metavar="WxH", help="image size for --render (default 640x480)")
     v.set_defaults(func=cmd_view)
+
+    z = sub.add_parser("spherize", parents=[debug], help="replace a URDF's collision meshes by spheres",
+                       description="Cover each link's collision geometry (meshes, boxes, cylinders) with spheres, "
+                                   "conservatively (every mesh vertex and surface sample inside), and write a URDF "
+                                   "whose collisions are spheres (loadable by simdplan.Robot.from_urdf).")
+    z.add_argument("urdf", metavar="ROBOT.urdf", help="URDF with mesh or primitive collision geometry")
+    z.add_argument("-o", "--out", required=True, metavar="OUT.urdf", help="where to write the spherized URDF")
+    z.add_argument("--max-spheres-per-link", type=int, default=32, metavar="N",
+                   help="spheres per link at most (default 32); too few relax the tolerance")
+    z.add_argument("--tolerance", type=float, default=0.01, metavar="M",
+                   help="target protrusion beyond the mesh in metres (default 0.01)")
+    z.set_defaults(func=cmd_spherize)
 
     i = sub.add_parser("info", parents=[debug], help="the SIMD level in use and the build (simdplan.info())")
     i.add_argument("--json", action="store_true", help="print as JSON")
