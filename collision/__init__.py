@@ -1,10 +1,16 @@
-"""simdplan.collision: obstacles (primitives and point clouds), the CAPT, point-cloud tools; meshes in a later release."""
+"""simdplan.collision: obstacles (primitives and point clouds), the CAPT, point-cloud tools, and mesh queries.
+
+TriangleMesh (BVH, exact sphere-triangle tests) and ConvexHull (GJK with cache-packed support points)
+answer sphere queries on their own; Environment does not take meshes yet (issue 5 integration).
+"""
 
 from simdplan.collision.environment import KINDS, PRIMITIVES, Environment, Obstacle
 from simdplan.collision import pointcloud
 from simdplan.collision.capt import CAPT
+from simdplan.collision.convex import ConvexHull
+from simdplan.collision.mesh import TriangleMesh
 from simdplan.collision.nearest import NearestPointTree
 from simdplan.collision.pointcloud import close_pairs, filter_pointcloud, load_pointcloud, remove_robot_points
 
-__all__ = ["Environment", "Obstacle", "KINDS", "PRIMITIVES", "CAPT", "NearestPointTree", "pointcloud", "close_pairs",
-           "filter_pointcloud", "load_pointcloud", "remove_robot_points"]
+__all__ = ["Environment", "Obstacle", "KINDS", "PRIMITIVES", "CAPT", "ConvexHull", "NearestPointTree", "TriangleMesh",
+           "pointcloud", "close_pairs", "filter_pointcloud", "load_pointcloud", "remove_robot_points"]

@@ -13,6 +13,8 @@ void bind_robots(nb::module_& m);
 void bind_planner(nb::module_& m);
 void bind_pointcloud(nb::module_& m);
 void bind_nearest(nb::module_& m);
+void bind_gjk(nb::module_& m);
+void bind_bvh(nb::module_& m);
 }  // namespace simdplan::bind
 
 NB_MODULE(_core, m) {
@@ -27,4 +29,6 @@ NB_MODULE(_core, m) {
   simdplan::bind::bind_planner(m);
   simdplan::bind::bind_pointcloud(m);
   simdplan::bind::bind_nearest(m);
+  simdplan::bind::bind_gjk(m);
+  simdplan::bind::bind_bvh(m);
 }
