@@ -175,3 +175,21 @@ def test_from_urdf_spherizes_on_the_fly(tmp_path, monkeypatch):
     with pytest.warns(UserWarning) as rec:
         simdplan.Robot.from_urdf(path, spherize={"max_spheres_per_link": 12, "tolerance": 0.01})
     assert len(list((tmp_path / "cache").glob("*.urdf"))) == 1 and rec
+
+
+def test_attach_a_mesh_spherized_on_the_fly(panda):
+    import trimesh
+
+    box = trimesh.creation.box(extents=[0.06, 0.04, 0.1])
+    pose = np.eye(4)
+    pose[2, 3] = 0.16
+    held = panda.attach("panda_hand", mesh=box, pose=pose, name="carton", max_spheres=16, tolerance=0.01)
+    k = held.n_spheres - panda.n_spheres
+    assert 1 <= k <= 16
+    # conservative: every corner of the carton is inside its spheres, wherever the hand is
+    q = np.array([0.3, -0.4, 0.1, -2.2, 0.0, 1.9, 0.5])
+    T = held.link_poses(q)["panda_hand"] @ pose
+    for corner in box.vertices:
+        env = Environment()
+        env.add_sphere(T[:3, :3] @ corner + T[:3, 3], 1e-4)
+        assert not held.is_valid(q, env) and panda.is_valid(q, env)

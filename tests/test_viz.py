@@ -52,6 +52,10 @@ def test_render_shows_robot_and_obstacles(scene):
     with PyBulletViewer(scene.robot, scene.env) as v:
         other = v.render(scene.goals[0])
     assert np.mean(np.any(other != full, axis=-1)) > 0.01
+    # a (k, dof) path gives frames along it, first and last at its ends
+    with PyBulletViewer(scene.robot, scene.env) as v:
+        frames = v.render(np.stack([scene.start, scene.goals[0]]), frames=5)
+    assert len(frames) == 5 and np.array_equal(frames[0], full) and np.array_equal(frames[-1], other)
 
 
 def test_spheres_overlay_and_point_clouds():

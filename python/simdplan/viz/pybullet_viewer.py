@@ -221,10 +221,18 @@ class PyBulletViewer:
             if self.gui:
                 time.sleep(dt)
 
-    def render(self, q=None, camera: Camera | None = None) -> np.ndarray:
-        """One off-screen frame (height, width, 3) uint8 of the robot at ``q`` (default: where it is)."""
-        if q is not None:
-            self.show(q)
+    def render(self, path=None, camera: Camera | None = None, frames: int = 40):
+        """Off-screen rendering. ``path`` None: one frame of the robot where it is; (dof,): one frame
+        at that configuration; (k, dof): a list of at most ``frames`` frames along the path. A frame
+        is a (height, width, 3) uint8 RGB array."""
+        if path is not None:
+            arr = np.asarray(path, dtype=float)
+            if arr.ndim == 2:
+                return self.render_path(arr, camera, frames)
+            self.show(arr)
+        return self._frame(camera)
+
+    def _frame(self, camera: Camera | None) -> np.ndarray:
         cam = camera or self.camera
         p = self._p
         view = p.computeViewMatrixFromYawPitchRoll(list(cam.target), cam.distance, cam.yaw, cam.pitch, 0, 2,
@@ -236,7 +244,11 @@ class PyBulletViewer:
 
     def render_path(self, path, camera: Camera | None = None, frames: int = 40) -> list[np.ndarray]:
         """Frames along a (k, dof) path, at most ``frames`` of them, evenly spread."""
-        return [self.render(q, camera) for q in self._frames(path, 50.0, frames)]
+        out = []
+        for q in self._frames(path, 50.0, frames):
+            self.show(q)
+            out.append(self._frame(camera))
+        return out
 
     def close(self) -> None:
         if self._cid is not None and self._p.isConnected(self._cid):
