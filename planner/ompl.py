@@ -141,7 +141,7 @@ def plan_ompl(robot, env, start: np.ndarray, goals: np.ndarray, settings) -> Pla
     """Solve with the OMPL planner ``settings.planner`` ("ompl:<Name>"); start (dof,) and goals
     (m, dof) already validated by simdplan.plan."""
     global _SEEDED
-    ob, og, ou = _modules()
+    _, _, ou = _modules()
     cls = _planner_class(settings.planner)
     if not settings.time_limit > 0:
         raise ValueError("OMPL planners stop on time: give time_limit > 0 seconds")

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-import reference as ref
 import simdplan
 from simdplan import Environment
 from simdplan.robots import RobotBuilder
