@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -24,11 +23,7 @@ const BvhKernels* bvh_kernels_avx512() { return nullptr; }
 #endif
 
 const BvhKernels& bvh_kernels_active() {
-  const char* name = active().name;
-  if (std::strcmp(name, "avx512") == 0 && bvh_kernels_avx512()) return *bvh_kernels_avx512();
-  if (std::strcmp(name, "avx2") == 0 && bvh_kernels_avx2()) return *bvh_kernels_avx2();
-  // NOTE: an ISA without its own build gets the scalar queries: slower, never different.
-  return *bvh_kernels_scalar();
+  return pick_active(bvh_kernels_scalar(), bvh_kernels_avx2(), bvh_kernels_avx512());
 }
 
 namespace bvh {

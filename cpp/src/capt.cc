@@ -48,11 +48,7 @@ const CaptKernels* capt_kernels_avx512() { return nullptr; }
 #endif
 
 const CaptKernels& capt_kernels_active() {
-  const char* name = active().name;
-  if (std::strcmp(name, "avx512") == 0 && capt_kernels_avx512()) return *capt_kernels_avx512();
-  if (std::strcmp(name, "avx2") == 0 && capt_kernels_avx2()) return *capt_kernels_avx2();
-  // NOTE: an ISA without its own CAPT build gets the scalar queries: slower, never different.
-  return *capt_kernels_scalar();
+  return pick_active(capt_kernels_scalar(), capt_kernels_avx2(), capt_kernels_avx512());
 }
 
 namespace capt {

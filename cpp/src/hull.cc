@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -24,11 +23,7 @@ const GjkKernels* gjk_kernels_avx512() { return nullptr; }
 #endif
 
 const GjkKernels& gjk_kernels_active() {
-  const char* name = active().name;
-  if (std::strcmp(name, "avx512") == 0 && gjk_kernels_avx512()) return *gjk_kernels_avx512();
-  if (std::strcmp(name, "avx2") == 0 && gjk_kernels_avx2()) return *gjk_kernels_avx2();
-  // NOTE: an ISA without its own GJK build gets the scalar kernels: slower, never different.
-  return *gjk_kernels_scalar();
+  return pick_active(gjk_kernels_scalar(), gjk_kernels_avx2(), gjk_kernels_avx512());
 }
 
 namespace gjk {

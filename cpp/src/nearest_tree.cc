@@ -26,11 +26,7 @@ const NearestKernels* nearest_kernels_avx512() { return nullptr; }
 #endif
 
 const NearestKernels& nearest_kernels_active() {
-  const char* name = active().name;
-  if (std::strcmp(name, "avx512") == 0 && nearest_kernels_avx512()) return *nearest_kernels_avx512();
-  if (std::strcmp(name, "avx2") == 0 && nearest_kernels_avx2()) return *nearest_kernels_avx2();
-  // NOTE: an ISA without its own build gets the scalar queries: slower, never different.
-  return *nearest_kernels_scalar();
+  return pick_active(nearest_kernels_scalar(), nearest_kernels_avx2(), nearest_kernels_avx512());
 }
 
 namespace capt {
