@@ -81,8 +81,8 @@ void CertifiedLink::set_caps(double span) {
   for (int32_t p = 0; p < rb_.n_pairs; ++p) cap_pair_[p] = static_cast<float>(len_pair_[p] * f + m);
 }
 
-void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) const {
-  const_cast<CertifiedLink*>(this)->edge_bounds(a, b);
+void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) {
+  edge_bounds(a, b);
   const int32_t nb = rb_.n_bodies;
   for (int32_t i = 0; i < rb_.n_spheres; ++i) {
     double s = 0;

@@ -287,15 +287,20 @@ void RobotModel::fk_bodies(const Strided& q, float* out) const {
   k.fk_bodies(&view_, qf.data(), q.rows, out, scratch(k.scratch_floats(&view_)));
 }
 
-std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided& q, float padding) const {
-  // NOTE: the scalar kernels and the same shape tests as the SIMD path, so the report agrees with
-  // is_valid; every pair is tested (no early exit, no bounding-sphere culling).
+std::vector<float> RobotModel::world_spheres(const Strided& q) const {
   const KernelTable& k = *kernels_scalar();
   std::vector<float> qf(std::max(a_.dof, 1));
   convert_row(q, 0, qf.data(), "q");
-  const int32_t ns = view_.n_spheres;
-  std::vector<float> w(size_t(ns) * 4);
+  std::vector<float> w(size_t(view_.n_spheres) * 4);
   k.fk_spheres(&view_, qf.data(), 1, w.data(), scratch(k.scratch_floats(&view_)));
+  return w;
+}
+
+std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided& q, float padding) const {
+  // NOTE: the scalar kernels and the same shape tests as the SIMD path, so the report agrees with
+  // is_valid; every pair is tested (no early exit, no bounding-sphere culling).
+  const std::vector<float> w = world_spheres(q);
+  const int32_t ns = view_.n_spheres;
   using V = VecScalar;
   std::vector<Contact> out;
   const EnvironmentView& e = env.view();
@@ -328,9 +333,6 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
   return out;
 }
 
-}  // namespace simdplan
-
-namespace simdplan {
 
 void RobotModel::clearance_many(const Environment& env, const Strided& q, float padding, float* env_out,
                                 float* self_out) const {
@@ -361,35 +363,34 @@ CertifyResult RobotModel::certify_motion(const Environment& env, const Strided& 
   require_distances(env);
   if (!(min_step > 0) || !std::isfinite(min_step))
     throw std::invalid_argument("min_step must be a positive finite joint-space distance");
-  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
-  const bool ok0 = convert_row(q0, 0, ends.data(), "q0");
-  const bool ok1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  bool ok0, ok1;
+  const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
   if (!ok0 || !ok1) return {kCertCollision, 0, ok0 ? 1.0 : 0.0};
+  // NOTE: a fresh workspace per call (about a microsecond); planners keep theirs for a whole plan.
+  CertifiedLink link(view_, active());
+  return link.check(env.view(), ends.data(), ends.data() + a_.dof, padding, min_step);
+}
+
+std::vector<float> RobotModel::raw_ends(const Strided& q0, const Strided& q1, bool& in_limits0,
+                                        bool& in_limits1) const {
+  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
+  in_limits0 = convert_row(q0, 0, ends.data(), "q0");  // refuses non-finite values with their index
+  in_limits1 = convert_row(q1, 0, ends.data() + a_.dof, "q1");
   // NOTE: the segment runs between the raw values; a continuous joint is wrapped per sample by
   // the kernels' sin/cos, so ends given in different turns are the edge the caller described.
   for (int32_t j = 0; j < a_.dof; ++j) {
     ends[j] = static_cast<float>(q0.data[j * q0.col_stride]);
     ends[a_.dof + j] = static_cast<float>(q1.data[j * q1.col_stride]);
   }
-  // NOTE: a fresh workspace per call (about a microsecond); planners keep theirs for a whole plan.
-  CertifiedLink link(view_, active());
-  return link.check(env.view(), ends.data(), ends.data() + a_.dof, padding, min_step);
+  return ends;
 }
 
 void RobotModel::motion_bounds(const Strided& q0, const Strided& q1, double* out) const {
-  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
-  convert_row(q0, 0, ends.data(), "q0");
-  convert_row(q1, 0, ends.data() + a_.dof, "q1");
-  for (int32_t j = 0; j < a_.dof; ++j) {
-    ends[j] = static_cast<float>(q0.data[j * q0.col_stride]);
-    ends[a_.dof + j] = static_cast<float>(q1.data[j * q1.col_stride]);
-  }
+  bool ok0, ok1;
+  const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
   CertifiedLink(view_, *kernels_scalar()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
 }
 
-}  // namespace simdplan
-
-namespace simdplan {
 namespace {
 
 struct D3 {
@@ -472,12 +473,8 @@ double closest_on_primitive(int32_t kind, const float* o, D3 c, D3& w) {
 
 std::vector<Proximity> RobotModel::distance_report(const Environment& env, const Strided& q, float padding) const {
   require_distances(env);
-  const KernelTable& k = *kernels_scalar();
-  std::vector<float> qf(std::max(a_.dof, 1));
-  convert_row(q, 0, qf.data(), "q");
+  const std::vector<float> wsp = world_spheres(q);
   const int32_t ns = view_.n_spheres;
-  std::vector<float> wsp(size_t(ns) * 4);
-  k.fk_spheres(&view_, qf.data(), 1, wsp.data(), scratch(k.scratch_floats(&view_)));
   const EnvironmentView& e = env.view();
   const NearestKernels& nk = nearest_kernels_active();
   std::vector<Proximity> out;

@@ -110,6 +110,11 @@ class RobotModel {
   int64_t edge_intervals(const Strided& q0, const Strided& q1, double resolution, bool& in_limits) const;
   // Converts row r of q to float32 (wrapping continuous joints); returns false if out of limits.
   bool convert_row(const Strided& q, int64_t r, float* out, const char* name) const;
+  // Both edge ends as float32, unwrapped (dof values each, q0 first), after convert_row's checks;
+  // in_limits0/1 tell whether each end is inside the joint limits.
+  std::vector<float> raw_ends(const Strided& q0, const Strided& q1, bool& in_limits0, bool& in_limits1) const;
+  // World sphere centres and radii (n_spheres x 4) of one configuration, scalar kernels.
+  std::vector<float> world_spheres(const Strided& q) const;
 
   RobotArrays a_;
   float radius_min_ = 0.0f, radius_max_ = 0.0f;  // over all spheres

@@ -59,7 +59,7 @@ class CertifiedLink {
 
   // Per-sphere path-length bounds L_i of the edge a -> b (n_spheres doubles), the values the
   // certificate uses (exposed for tests of their conservativeness).
-  void sphere_bounds(const float* a, const float* b, double* out) const;
+  void sphere_bounds(const float* a, const float* b, double* out);
 
  private:
   void edge_bounds(const float* a, const float* b);
