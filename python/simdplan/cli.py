@@ -310,17 +310,21 @@ def load_scene(path: str):
         raise
 
 
-def _check_out(out: str | None) -> None:
-    if out is None:
-        return
-    ext = os.path.splitext(out)[1].lower()
-    if ext not in (".json", ".csv"):
-        raise UserError(f"--out {out}: use a .json or .csv file name")
+def _check_output(flag: str, out: str, extensions: tuple[str, ...] = ()) -> None:
+    """A file a command will write, checked before any work: one of ``extensions`` (if given), in a
+    folder that exists, and not a folder itself."""
+    if extensions and os.path.splitext(out)[1].lower() not in extensions:
+        raise UserError(f"{flag} {out}: use a {' or '.join(extensions)} file name")
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
-        raise UserError(f"--out {out}: directory {parent} does not exist")
+        raise UserError(f"{flag} {out}: directory {parent} does not exist")
     if os.path.isdir(out):
-        raise UserError(f"--out {out}: is a directory")
+        raise UserError(f"{flag} {out}: is a directory")
+
+
+def _check_out(out: str | None) -> None:
+    if out is not None:
+        _check_output("--out", out, (".json", ".csv"))
 
 
 def _resolution(robot, checked) -> float:
@@ -668,7 +672,7 @@ def cmd_bench_mbm(args) -> int:
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be >= 1, got {args.limit}")
     if args.json:
-        _check_json_out(args.json)
+        _check_output("--json", args.json)
     classes = _parse_classes(args.problems, list(mbm.classes()))
     if args.pointcloud is not None and args.pointcloud < 1:
         raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
@@ -755,14 +759,6 @@ def _print_link_comparison(by_link: dict) -> None:
           f"mean {ratio('planning_us_mean')}, simplification median {ratio('simplify_us_median')}; solved "
           f"{c['solved']} vs {d['solved']}; paths failing the {VERIFY_FACTOR}x re-check: {c['verify_failures']} vs "
           f"{d['verify_failures']} (deepest {c['verify_max_depth_m'] * 1e3:.3g} vs {d['verify_max_depth_m'] * 1e3:.3g} mm)")
-
-
-def _check_json_out(out: str) -> None:
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise UserError(f"--json {out}: directory {parent} does not exist")
-    if os.path.isdir(out):
-        raise UserError(f"--json {out}: is a directory")
 
 
 def _print_bench_report(args, machine, robot, settings, summary, order, n_selected, n_done, elapsed) -> None:
@@ -867,13 +863,8 @@ def cmd_view(args) -> int:
     path = read_path(args.path, scene.robot) if args.path else None
     out = args.render
     if out is not None:
-        ext = os.path.splitext(out)[1].lower()
-        if ext not in (".png", ".gif"):
-            raise UserError(f"--render {out}: expected a .png or .gif file name")
-        parent = os.path.dirname(os.path.abspath(out))
-        if not os.path.isdir(parent):
-            raise UserError(f"--render {out}: directory {parent} does not exist")
-        if ext == ".gif" and path is None:
+        _check_output("--render", out, (".png", ".gif"))
+        if out.lower().endswith(".gif") and path is None:
             result = _call_plan(scene, _apply_overrides(getattr(scene, "settings", None), {})[0])
             if not result.success:
                 raise UserError(f"{path_arg}: no path to animate (planning failed: {result.message})")
@@ -917,11 +908,7 @@ def cmd_spherize(args) -> int:
         raise UserError(f"--max-spheres-per-link must be >= 1, got {args.max_spheres_per_link}")
     if not (math.isfinite(args.tolerance) and args.tolerance > 0):
         raise UserError(f"--tolerance must be > 0 (metres), got {args.tolerance}")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise UserError(f"-o {out}: directory {parent} does not exist")
-    if os.path.isdir(out):
-        raise UserError(f"-o {out}: is a directory")
+    _check_output("-o", out)
     if os.path.exists(out) and os.path.samefile(src, out):
         raise UserError(f"-o {out}: is the input URDF; write the spherized copy elsewhere")
     from simdplan.robots.spherize import spherize_urdf  # lazy: trimesh is slow to import
