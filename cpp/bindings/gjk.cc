@@ -108,10 +108,23 @@ nb::object one_result(double clearance, const double* w) {
   return nb::make_tuple(clearance, arr);
 }
 
-nb::object distance_result(const nb::ndarray<nb::numpy, double>& clr, const nb::ndarray<nb::numpy, double>& wit,
-                           const nb::ndarray<nb::numpy, int32_t>& st, bool with_status) {
-  if (with_status) return nb::make_tuple(clr, wit, st);
-  return nb::make_tuple(clr, wit);
+// Allocates the outputs of n distance queries (clearance (n,), witness (n, 3), status (n,)), runs
+// fn(clearance, witness, status) (the GIL released for large batches) and returns the Python result.
+template <class Fn>
+nb::object distance_result(int64_t n, bool with_status, Fn fn) {
+  double *clr = nullptr, *wit = nullptr;
+  int32_t* st = nullptr;
+  auto ca = new_array<double>({size_t(n)}, &clr);
+  auto wa = new_array<double>({size_t(n), size_t(3)}, &wit);
+  auto sa = new_array<int32_t>({size_t(n)}, &st);
+  if (n >= kReleaseGil) {
+    nb::gil_scoped_release nogil;
+    fn(clr, wit, st);
+  } else {
+    fn(clr, wit, st);
+  }
+  if (with_status) return nb::make_tuple(ca, wa, sa);
+  return nb::make_tuple(ca, wa);
 }
 
 }  // namespace
@@ -234,21 +247,12 @@ void bind_gjk(nb::module_& m) {
             check_rows(centers.data(), n, "centers");
             check_radii(radii, n);
             const GjkPose pose = make_pose(rotation.data(), translation.data());
-            double *clr = nullptr, *wit = nullptr;
-            int32_t* st = nullptr;
-            auto ca = new_array<double>({size_t(n)}, &clr);
-            auto wa = new_array<double>({size_t(n), size_t(3)}, &wit);
-            auto sa = new_array<int32_t>({size_t(n)}, &st);
             const GjkKernels& k = gjk_kernels_active();
             const double* c = centers.data();
             const double* r = radii.data();
-            if (n >= kReleaseGil) {
-              nb::gil_scoped_release nogil;
+            return distance_result(n, with_status, [&](double* clr, double* wit, int32_t* st) {
               k.sphere_distance(&v, &pose, meth, c, r, n, clr, wit, st);
-            } else {
-              k.sphere_distance(&v, &pose, meth, c, r, n, clr, wit, st);
-            }
-            return distance_result(ca, wa, sa, with_status);
+            });
           },
           nb::arg("centers"), nb::arg("radii"), nb::arg("rotation"), nb::arg("translation"),
           nb::arg("method") = "auto", nb::arg("with_status") = false,
@@ -302,22 +306,13 @@ void bind_gjk(nb::module_& m) {
             check_rows(b.data(), n, "b");
             check_radii(radii, n);
             const GjkPose pose = make_pose(rotation.data(), translation.data());
-            double *clr = nullptr, *wit = nullptr;
-            int32_t* st = nullptr;
-            auto ca = new_array<double>({size_t(n)}, &clr);
-            auto wa = new_array<double>({size_t(n), size_t(3)}, &wit);
-            auto sa = new_array<int32_t>({size_t(n)}, &st);
             const GjkKernels& k = gjk_kernels_active();
             const double* pa = a.data();
             const double* pb = b.data();
             const double* r = radii.data();
-            if (n >= kReleaseGil) {
-              nb::gil_scoped_release nogil;
+            return distance_result(n, with_status, [&](double* clr, double* wit, int32_t* st) {
               k.capsule_distance(&v, &pose, meth, pa, pb, r, n, clr, wit, st);
-            } else {
-              k.capsule_distance(&v, &pose, meth, pa, pb, r, n, clr, wit, st);
-            }
-            return distance_result(ca, wa, sa, with_status);
+            });
           },
           nb::arg("a"), nb::arg("b"), nb::arg("radii"), nb::arg("rotation"), nb::arg("translation"),
           nb::arg("method") = "auto", nb::arg("with_status") = false,
