@@ -255,13 +255,10 @@ class Robot:
             params = dict(spherize) if isinstance(spherize, dict) else {}
             path = cached_spherized_urdf(urdf, **params)
             worst = ""
-            report = os.path.splitext(path)[0] + ".json"
+            report = os.path.splitext(path)[0] + ".json"  # {link: report}, written beside the cached URDF
             if os.path.exists(report):
                 with open(report) as f:
-                    links = json.load(f)
-                links = links.get("links", links) if isinstance(links, dict) else {}
-                prot = [v.get("max_protrusion") for v in links.values() if isinstance(v, dict)]
-                prot = [p for p in prot if isinstance(p, (int, float))]
+                    prot = [r["max_protrusion"] for r in json.load(f).values()]
                 if prot:
                     worst = f"; spheres reach up to {max(prot) * 1000:.1f} mm beyond the meshes"
             warnings.warn(f"{os.fspath(urdf)}: collision geometry covered by spheres on the fly ({path}){worst}",
