@@ -1,7 +1,8 @@
-"""simdplan.collision: obstacles (primitives and point clouds), the CAPT, point-cloud tools, and mesh queries.
+"""simdplan.collision: obstacles (primitives, point clouds, meshes, convex hulls), the CAPT, point-cloud
+tools, and mesh queries.
 
 TriangleMesh (BVH, exact sphere-triangle tests) and ConvexHull (GJK with cache-packed support points)
-answer sphere queries on their own; Environment does not take meshes yet (issue 5 integration).
+answer sphere queries on their own, and back Environment.add_mesh / add_convex.
 """
 
 from simdplan.collision.environment import KINDS, PRIMITIVES, Environment, Obstacle

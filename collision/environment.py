@@ -12,6 +12,14 @@ Shapes:
 - cylinder: solid, flat caps, axis along local z, total height ``length``. Exact, not a capsule.
 - box: oriented, ``half_extents`` along its local x, y, z.
 - plane: the half-space ``{p : normal . p <= offset}``; ``normal`` points into free space.
+- mesh: a triangle mesh (STL/OBJ/PLY file, trimesh object, or vertices + faces) placed by a pose
+  and an optional scale. A mesh is its *surface*: a robot sphere collides iff its centre is strictly
+  closer to some triangle than its radius (+ padding). A sphere wholly inside a closed mesh touches
+  no triangle and is NOT reported; model solids with ``convex`` (or convex pieces) instead.
+  Tested exactly (sphere-triangle) through an AABB tree over the triangles (simdplan.collision.mesh).
+- convex: the convex hull of points or of a mesh's vertices, placed by a pose: a solid. A robot sphere
+  collides iff its signed distance to the hull is below its radius (+ padding); a centre inside the
+  hull always collides. Face planes decide most spheres; the rest get an exact GJK distance.
 - pointcloud: points, each a sphere of ``point_radius`` (>= 0, default 0: bare points). A robot
   sphere collides iff some point is strictly closer than its radius + padding + point_radius.
   Tested exactly through a Collision-Affording Point Tree (CAPT, Ramsey et al., RSS 2024), which
@@ -36,10 +44,10 @@ import numpy as np
 from simdplan import _core
 from simdplan.transforms import as_finite, matrix_to_quat, resolve_pose
 
-KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud")
-# Order of the C++ core's obstacle kinds in contact reports.
-_CORE_KIND_INDEX = {"sphere": 0, "capsule": 1, "cylinder": 2, "box": 3, "plane": 4, "pointcloud": 5}
-PRIMITIVES = KINDS[:5]  # the shapes with a closed-form test (not point clouds)
+KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud", "mesh", "convex")
+# Order of the C++ core's obstacle kinds (ObstacleKind in environment_view.hh) in contact reports.
+_CORE_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+PRIMITIVES = KINDS[:5]  # the shapes with a closed-form test and a flat record (not clouds, meshes, hulls)
 # NOTE: a tree built for a robot covers its radii with this relative slack, so float32 rounding of
 # "radius + padding" in the core never lands just outside the range.
 _RANGE_SLACK = 1e-5
@@ -68,7 +76,7 @@ class Obstacle:
             return np.array([*p["position"], *rot[:, 0], *rot[:, 1], *rot[:, 2], *p["half_extents"], 0.0])
         if self.kind == "plane":
             return np.array([*p["normal"], p["offset"]])
-        raise ValueError("a point cloud has no flat record (the core reads its CAPT)")
+        raise ValueError(f"a {self.kind} obstacle has no flat record (the core reads its tree or hull)")
 
 
 def _positive(value, name: str, allow_zero: bool = False) -> float:
@@ -79,6 +87,66 @@ def _positive(value, name: str, allow_zero: bool = False) -> float:
     if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, got {value!r}")
     return v
+
+
+def _mesh_arrays(mesh, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """(vertices (n, 3) float64, faces (m, 3) int64, source file or None) of any mesh input."""
+    import os
+
+    from simdplan.collision.mesh import TriangleMesh, read_mesh_file
+
+    if isinstance(mesh, (str, os.PathLike)):
+        path = os.path.abspath(os.fspath(mesh))
+        v, f = read_mesh_file(path)
+        return v, f, path
+    if isinstance(mesh, TriangleMesh):
+        return np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces, dtype=np.int64), None
+    if isinstance(mesh, tuple) and len(mesh) == 2:
+        v = as_finite(mesh[0], (-1, 3), f"{what} vertices")
+        f = np.asarray(mesh[1])
+        if f.ndim != 2 or f.shape[1] != 3 or len(f) == 0 or not np.issubdtype(f.dtype, np.integer):
+            raise ValueError(f"{what} faces must be a non-empty (m, 3) integer array, got shape {f.shape}, dtype {f.dtype}")
+        if f.min() < 0 or f.max() >= len(v):
+            raise ValueError(f"{what} faces index vertices outside [0, {len(v)})")
+        return v, f.astype(np.int64), None
+    try:
+        import trimesh
+    except ImportError:  # pragma: no cover - trimesh is a dependency
+        trimesh = None
+    if trimesh is not None and isinstance(mesh, (trimesh.Trimesh, trimesh.Scene)):
+        if isinstance(mesh, trimesh.Scene):
+            mesh = mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
+        if len(mesh.faces) == 0:
+            raise ValueError(f"{what}: the trimesh object holds no triangles")
+        return (as_finite(mesh.vertices, (-1, 3), f"{what} vertices"), np.asarray(mesh.faces, dtype=np.int64), None)
+    raise TypeError(f"{what} must be a mesh file path, a trimesh object, a TriangleMesh or a (vertices, faces) "
+                    f"pair, got {type(mesh).__name__}")
+
+
+def _mesh_pose(position, quat, euler, scale, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(position (3,), rotation (3, 3), scale (3,)) of a mesh or hull; no pose means identity."""
+    if position is None:
+        if quat is not None or euler is not None:
+            raise ValueError(f"{what}: an orientation needs a position")
+        pos, rot = np.zeros(3), np.eye(3)
+    else:
+        pos, rot = resolve_pose(position, quat, euler, what)
+    sc = np.asarray(scale, dtype=np.float64)
+    if sc.ndim == 0:
+        sc = np.full(3, float(sc))
+    if sc.shape != (3,) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
+        raise ValueError(f"{what} scale must be a positive finite number or three of them, got {scale!r}")
+    return pos, rot, sc
+
+
+def _outward(vertices: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """The hull's triangles wound counter-clockwise seen from outside (normals point out)."""
+    tris = np.array(tris, dtype=np.int32)
+    a, b, c = vertices[tris[:, 0]], vertices[tris[:, 1]], vertices[tris[:, 2]]
+    n = np.cross(b - a, c - a)
+    flip = np.einsum("ij,ij->i", n, a - vertices.mean(axis=0)) < 0
+    tris[flip] = tris[flip][:, [0, 2, 1]]
+    return tris
 
 
 class Environment:
@@ -97,6 +165,7 @@ class Environment:
         self._index: dict[str, list[int]] = {}
         self._trees: dict[int, object] = {}  # point cloud id -> its built _core.CaptTree (kept across compiles)
         self._nearest: dict[int, object] = {}  # point cloud id -> its _core.NearestTree (distance queries)
+        self._shapes: dict[int, object] = {}  # mesh id -> TriangleMesh (world frame); convex id -> ConvexHull (local)
 
     # ----- building -----
     def _add(self, kind: str, name: str | None, params: dict) -> int:
@@ -170,6 +239,56 @@ class Environment:
         pts.flags.writeable = False
         return self._add("pointcloud", name, {"points": pts, "point_radius": pr, "r_min": rmin, "r_max": rmax})
 
+    def add_mesh(self, mesh, position=None, quat=None, *, euler=None, scale=1.0, name: str | None = None) -> int:
+        """Triangle mesh obstacle (a surface; see the module docstring).
+
+        ``mesh``: a path to a file trimesh reads (STL, OBJ, PLY, ...; units taken as metres), a
+        ``trimesh.Trimesh`` / ``trimesh.Scene``, a :class:`simdplan.collision.TriangleMesh`, or a
+        ``(vertices (n, 3), faces (m, 3))`` pair. The pose places the mesh's own frame in the world
+        (default: identity, i.e. the vertices are world coordinates); ``scale`` (> 0, scalar or (3,))
+        multiplies the vertices in the mesh frame before the pose. The world-frame triangles are
+        compiled once into an AABB tree (float32). Returns the obstacle id.
+        """
+        from simdplan.collision.mesh import TriangleMesh
+
+        local, faces, source = _mesh_arrays(mesh, "mesh")
+        pos, rot, sc = _mesh_pose(position, quat, euler, scale, "mesh")
+        world = (local * sc) @ rot.T + pos
+        shape = TriangleMesh(world, faces)
+        oid = self._add("mesh", name, {"position": pos, "rotation": rot, "scale": sc, "source": source,
+                                       "local_vertices": local, "faces": np.asarray(shape.faces),
+                                       "vertices": world})
+        self._shapes[oid] = shape
+        return oid
+
+    def add_convex(self, points_or_mesh, position=None, quat=None, *, euler=None, scale=1.0,
+                   name: str | None = None) -> int:
+        """Convex obstacle: the convex hull (a solid) of ``points_or_mesh``, placed by a pose.
+
+        ``points_or_mesh``: points (n, 3) (n >= 4, spanning three dimensions), a mesh file path, a
+        ``trimesh`` object, a :class:`TriangleMesh`, a ``(vertices, faces)`` pair (its vertices are
+        used) or a :class:`simdplan.collision.ConvexHull`. Pose and ``scale`` as in :meth:`add_mesh`.
+        The hull is computed by qhull (scipy) in the obstacle's frame; params hold its vertices and
+        outward triangles, in that frame (``local_vertices``) and in the world (``vertices``).
+        """
+        from simdplan.collision.convex import ConvexHull
+
+        if isinstance(points_or_mesh, ConvexHull):
+            local, source = np.asarray(points_or_mesh.vertices, dtype=np.float64), None
+        elif isinstance(points_or_mesh, np.ndarray) or (isinstance(points_or_mesh, (list, tuple))
+                                                       and np.ndim(points_or_mesh) == 2):
+            local, source = as_finite(points_or_mesh, (-1, 3), "convex points"), None
+        else:
+            local, _faces, source = _mesh_arrays(points_or_mesh, "convex")
+        pos, rot, sc = _mesh_pose(position, quat, euler, scale, "convex")
+        hull = ConvexHull.from_points(local * sc)
+        verts = np.asarray(hull.vertices, dtype=np.float64)
+        tris = _outward(verts, np.asarray(hull.triangles))
+        oid = self._add("convex", name, {"position": pos, "rotation": rot, "scale": sc, "source": source,
+                                         "local_vertices": verts, "faces": tris, "vertices": verts @ rot.T + pos})
+        self._shapes[oid] = hull
+        return oid
+
     def remove(self, obstacle_id: int) -> None:
         """Remove the obstacle with this id (KeyError if there is none)."""
         if obstacle_id not in self._obstacles:
@@ -177,6 +296,7 @@ class Environment:
         del self._obstacles[obstacle_id]
         self._trees.pop(obstacle_id, None)
         self._nearest.pop(obstacle_id, None)
+        self._shapes.pop(obstacle_id, None)
         self._compiled = None
 
     def clear(self) -> None:
@@ -184,6 +304,7 @@ class Environment:
         self._obstacles.clear()
         self._trees.clear()
         self._nearest.clear()
+        self._shapes.clear()
         self._compiled = None
 
     # ----- reading -----
@@ -201,15 +322,18 @@ class Environment:
         for o in self._obstacles.values():
             counts[o.kind] += 1
         plural = {"sphere": "spheres", "capsule": "capsules", "cylinder": "cylinders", "box": "boxes", "plane": "planes",
-                  "pointcloud": "point clouds"}
-        singular = {"pointcloud": "point cloud"}
+                  "pointcloud": "point clouds", "mesh": "meshes", "convex": "convex hulls"}
+        singular = {"pointcloud": "point cloud", "convex": "convex hull"}
         parts = ", ".join(f"{v} {singular.get(k, k) if v == 1 else plural[k]}" for k, v in counts.items() if v)
         return f"Environment({parts or 'empty'})"
 
     def to_dicts(self) -> list[dict]:
         """Obstacles as plain dicts (position + quaternion [x, y, z, w]), e.g. for scene files.
 
-        A point cloud's dict holds its ``points`` as a read-only (n, 3) float32 array."""
+        A point cloud's dict holds its ``points`` as a read-only (n, 3) float32 array. A mesh or
+        convex hull gives its ``file`` (absolute path) when it was loaded from one, else its
+        ``vertices`` (n, 3) and ``faces`` (m, 3) arrays in its own frame, with ``position``,
+        ``quat`` and ``scale`` (a float, or a list of 3)."""
         out = []
         for o in self._obstacles.values():
             p = o.params
@@ -221,6 +345,15 @@ class Environment:
                 d.update(position=p["center"].tolist(), radius=p["radius"])
             elif o.kind == "plane":
                 d.update(normal=p["normal"].tolist(), offset=p["offset"])
+            elif o.kind in ("mesh", "convex"):
+                if p["source"] is not None:
+                    d["file"] = p["source"]
+                    sc = p["scale"]
+                    d["scale"] = float(sc[0]) if np.all(sc == sc[0]) else sc.tolist()
+                else:  # the vertices as given (a convex hull's are already scaled)
+                    d.update(vertices=p["local_vertices"] * (p["scale"] if o.kind == "mesh" else 1.0),
+                             faces=p["faces"])
+                d.update(position=p["position"].tolist(), quat=matrix_to_quat(p["rotation"]).tolist())
             else:
                 d.update(position=p["position"].tolist(), quat=matrix_to_quat(p["rotation"]).tolist())
                 if o.kind == "box":
@@ -237,10 +370,18 @@ class Environment:
             groups: dict[str, list] = {k: [] for k in PRIMITIVES}
             index: dict[str, list[int]] = {k: [] for k in KINDS}
             trees, cloud_tree, aabbs, radii, nearest, cloud_nearest = [], [], [], [], [], []
+            meshes, hulls, poses = [], [], []
             for o in self._obstacles.values():
                 index[o.kind].append(o.id)
-                if o.kind != "pointcloud":
+                if o.kind in PRIMITIVES:
                     groups[o.kind].append(o.record())
+                    continue
+                if o.kind == "mesh":
+                    meshes.append(self._shapes[o.id]._mesh)
+                    continue
+                if o.kind == "convex":
+                    hulls.append(self._shapes[o.id]._hull)
+                    poses.append(np.r_[o.params["rotation"].ravel(), o.params["position"]])
                     continue
                 p = o.params
                 tree = self._trees.get(o.id)
@@ -259,7 +400,8 @@ class Environment:
             arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in PRIMITIVES]
             self._compiled = _core.EnvironmentModel(*arrays, trees, cloud_tree,
                                                     np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),
-                                                    np.asarray(radii, dtype=np.float32), nearest, cloud_nearest)
+                                                    np.asarray(radii, dtype=np.float32), nearest, cloud_nearest,
+                                                    meshes, hulls, np.asarray(poses, dtype=np.float64).reshape(-1, 12))
             self._index = index
         return self._compiled
 

@@ -80,6 +80,26 @@ def _boxes(value) -> np.ndarray:
     return np.ascontiguousarray(np.c_[lo, hi], dtype=np.float32)
 
 
+def read_mesh_file(path) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (n, 3) float64, faces (m, 3) int64) of a mesh file trimesh reads (STL, OBJ, PLY, ...),
+    as stored (no merging or repair; a multi-part file is concatenated in its base frame).
+    Raises FileNotFoundError for a missing file and ValueError for one that holds no triangles."""
+    import trimesh
+
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        raise FileNotFoundError(f"mesh file not found: {p}")
+    try:
+        mesh = trimesh.load(p, force="mesh", process=False)
+    except Exception as e:  # trimesh raises many types for malformed files
+        raise ValueError(f"could not read a mesh from {p}: {type(e).__name__}: {e}") from None
+    if isinstance(mesh, trimesh.Scene):
+        mesh = mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
+    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+        raise ValueError(f"{p} holds no triangles")
+    return np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces, dtype=np.int64)
+
+
 class TriangleMesh:
     """A triangle mesh compiled for exact sphere collision and distance queries.
 
@@ -140,21 +160,7 @@ class TriangleMesh:
         """From a mesh file trimesh reads (STL, OBJ, PLY, ...), in the file's units and frame
         (taken as metres, world frame). Raises FileNotFoundError for a missing file and ValueError
         for one that does not hold triangles."""
-        import trimesh
-
-        p = os.fspath(path)
-        if not os.path.isfile(p):
-            raise FileNotFoundError(f"mesh file not found: {p}")
-        try:
-            # process=False: keep the file's vertices and faces (merging and repairs are the caller's choice)
-            mesh = trimesh.load(p, force="mesh", process=False)
-        except Exception as e:  # trimesh raises many types for malformed files
-            raise ValueError(f"could not read a mesh from {p}: {type(e).__name__}: {e}") from None
-        if isinstance(mesh, trimesh.Scene):
-            mesh = mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
-        if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-            raise ValueError(f"{p} holds no triangles")
-        return cls(np.asarray(mesh.vertices), np.asarray(mesh.faces))
+        return cls(*read_mesh_file(path))
 
     def collides(self, centers, radii, method: str = "auto"):
         """Which spheres penetrate the mesh surface.

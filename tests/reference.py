@@ -18,6 +18,8 @@ Obstacles are plain dicts ("specs") that both the reference and ``make_environme
   {"kind": "box", "position": (3,), "quat"/"euler", "half_extents": (3,)}
   {"kind": "plane", "normal": (3,), "offset": d}
   {"kind": "pointcloud", "points": (n, 3), "point_radius": pr}   (each point a sphere of pr >= 0)
+  {"kind": "mesh", "vertices": (n, 3), "faces": (m, 3), "scale": s, pose}   a surface (unsigned distance)
+  {"kind": "convex", "points": (n, 3), "scale": s, pose}   the solid convex hull of the points
 (``quat``/``euler`` may be omitted: axis-aligned; ``pose`` (4, 4) may replace position + rotation.)
 
 Robot spheres (``reference_fk``): link poses come from yourdfpy (its own URDF parser and scene
@@ -146,11 +148,86 @@ def pointcloud_distance(p, points, point_radius=0.0) -> np.ndarray:
     return out.reshape(p.shape[:-1]) - point_radius
 
 
+def triangle_distance(p, a, b, c) -> np.ndarray:
+    """Distance from each point p (k, 3) to the nearest of the triangles (a, b, c) (m, 3 each):
+    (k,). Closest point by barycentric clamping: inside the face's prism it is the plane foot,
+    otherwise the nearest point of one of the three edges. Degenerate triangles act as edges."""
+    p = np.asarray(p, dtype=np.float64).reshape(-1, 3)
+    a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    best = np.full(len(p), np.inf)
+    step = max(1, 200_000 // max(len(a), 1))  # chunks keep the (chunk, m, 3) arrays small
+    for i in range(0, len(p), step):
+        q = p[i:i + step, None, :]  # (k, 1, 3) against (m, 3)
+        n = np.cross(b - a, c - a)
+        nn = (n * n).sum(-1)
+        ok = nn > 1e-30
+        # the foot of q on each plane, and whether it lies inside the triangle (same side of all edges)
+        t = ((q - a) * n).sum(-1) / np.where(ok, nn, 1.0)
+        foot = q - t[..., None] * n
+        inside = ok
+        for u, v in ((a, b), (b, c), (c, a)):
+            inside = inside & ((np.cross(v - u, foot - u) * n).sum(-1) >= 0)
+        d = np.where(inside, np.abs(t) * np.sqrt(nn), np.inf)
+        for u, v in ((a, b), (b, c), (c, a)):
+            d = np.minimum(d, _segments(q, u, v))
+        best[i:i + step] = d.min(axis=1)
+    return best
+
+
+def _segments(q, u, v) -> np.ndarray:
+    """Distance from q (k, 1, 3) to each segment u -> v (m, 3): (k, m)."""
+    e = v - u
+    ee = (e * e).sum(-1)
+    t = np.clip(((q - u) * e).sum(-1) / np.where(ee > 0, ee, 1.0), 0.0, 1.0)
+    return np.linalg.norm(q - (u + t[..., None] * e), axis=-1)
+
+
+def _placed(spec: dict, pts) -> np.ndarray:
+    """A mesh or hull spec's points (n, 3), scaled and placed in the world."""
+    pts = np.asarray(pts, dtype=np.float64) * spec.get("scale", 1.0)
+    if "position" not in spec and "pose" not in spec:
+        return pts
+    pos, rot = spec_pose(spec)
+    return pts @ rot.T + pos
+
+
+def mesh_distance(p, spec: dict) -> np.ndarray:
+    """Unsigned distance from p (..., 3) to a mesh spec's triangles (a surface)."""
+    p = _pts(p)
+    v = _placed(spec, spec["vertices"])
+    f = np.asarray(spec["faces"])
+    return triangle_distance(p.reshape(-1, 3), v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]).reshape(p.shape[:-1])
+
+
+def convex_distance(p, spec: dict) -> np.ndarray:
+    """Signed distance from p (..., 3) to the convex hull of a convex spec's points (negative inside:
+    minus the distance to the nearest facet plane; outside: distance to the nearest boundary triangle)."""
+    from scipy.spatial import ConvexHull as QHull
+
+    p = _pts(p)
+    flat = p.reshape(-1, 3)
+    # the hull of the scaled points rounded to float32, as simdplan stores them, then placed
+    local = (np.asarray(spec["points"], dtype=np.float64) * spec.get("scale", 1.0)).astype(np.float32)
+    v = _placed({**spec, "scale": 1.0}, local.astype(np.float64))
+    hull = QHull(v)
+    planes = hull.equations  # n . x + d <= 0 inside, n unit
+    s = flat @ planes[:, :3].T + planes[:, 3]
+    inside = (s <= 0).all(axis=1)
+    f = hull.simplices
+    out = triangle_distance(flat, v[f[:, 0]], v[f[:, 1]], v[f[:, 2]])
+    out[inside] = s[inside].max(axis=1)
+    return out.reshape(p.shape[:-1])
+
+
 def distance(p, spec: dict) -> np.ndarray:
     """Signed distance from points p (..., 3) to the obstacle described by ``spec``."""
     kind = spec["kind"]
     if kind == "pointcloud":
         return pointcloud_distance(p, spec["points"], spec.get("point_radius", 0.0))
+    if kind == "mesh":
+        return mesh_distance(p, spec)
+    if kind == "convex":
+        return convex_distance(p, spec)
     if kind == "sphere":
         return sphere_distance(p, spec["center"], spec["radius"])
     if kind == "plane":
@@ -196,6 +273,12 @@ def make_environment(specs, env=None):
         if kind == "pointcloud":
             ids.append(env.add_pointcloud(s["points"], s.get("point_radius", 0.0), s.get("r_min"), s.get("r_max")))
             continue
+        if kind in ("mesh", "convex") and "position" not in s and "pose" not in s:
+            if kind == "mesh":
+                ids.append(env.add_mesh((s["vertices"], s["faces"]), scale=s.get("scale", 1.0)))
+            else:
+                ids.append(env.add_convex(s["points"], scale=s.get("scale", 1.0)))
+            continue
         if "pose" in s:
             pose_kw = {"position": np.asarray(s["pose"], dtype=np.float64)}
         else:
@@ -210,6 +293,10 @@ def make_environment(specs, env=None):
             ids.append(env.add_cylinder(radius=s["radius"], length=s["length"], **pose_kw))
         elif kind == "box":
             ids.append(env.add_box(half_extents=s["half_extents"], **pose_kw))
+        elif kind == "mesh":
+            ids.append(env.add_mesh((s["vertices"], s["faces"]), scale=s.get("scale", 1.0), **pose_kw))
+        elif kind == "convex":
+            ids.append(env.add_convex(s["points"], scale=s.get("scale", 1.0), **pose_kw))
         else:
             raise ValueError(f"unknown obstacle kind {kind!r}")
     return env, ids

@@ -24,7 +24,9 @@ void bind_collision(nb::module_& m) {
              const FloatIn& boxes, const FloatIn& planes, const std::vector<std::shared_ptr<capt::Tree>>& trees,
              const std::vector<int32_t>& cloud_tree, const FloatIn& cloud_aabbs, const FloatIn& cloud_point_radius,
              const std::vector<std::shared_ptr<capt::NearestTree>>& nearest_trees,
-             const std::vector<int32_t>& cloud_nearest) {
+             const std::vector<int32_t>& cloud_nearest, const std::vector<std::shared_ptr<bvh::TriMesh>>& meshes,
+             const std::vector<std::shared_ptr<gjk::Hull>>& hulls,
+             const nb::ndarray<const double, nb::ndim<2>, nb::shape<-1, 12>, nb::c_contig, nb::device::cpu>& poses) {
             // cloud_tree[c]: index into trees of cloud c's tree, or -1 while it waits for a robot;
             // cloud_nearest[c] likewise into nearest_trees (-1: not built, distance queries refuse it)
             auto pick = [](const auto& pool, const std::vector<int32_t>& which, const char* name) {
@@ -39,13 +41,18 @@ void bind_collision(nb::module_& m) {
             auto nearest = pick(nearest_trees, cloud_nearest, "cloud_nearest");
             if (!nearest.empty() && nearest.size() != clouds.size())
               throw std::invalid_argument("cloud_nearest needs one entry per cloud");
+            std::vector<std::shared_ptr<const bvh::TriMesh>> mesh_list(meshes.begin(), meshes.end());
+            std::vector<std::shared_ptr<const gjk::Hull>> hull_list(hulls.begin(), hulls.end());
+            std::vector<double> pose_list(poses.data(), poses.data() + poses.size());
             new (self) Environment(to_vector(spheres), to_vector(capsules), to_vector(cylinders), to_vector(boxes),
                                    to_vector(planes), std::move(clouds), to_vector(cloud_aabbs),
-                                   to_vector(cloud_point_radius), std::move(nearest));
+                                   to_vector(cloud_point_radius), std::move(nearest), std::move(mesh_list),
+                                   std::move(hull_list), std::move(pose_list));
           },
           nb::arg("spheres"), nb::arg("capsules"), nb::arg("cylinders"), nb::arg("boxes"), nb::arg("planes"),
           nb::arg("trees"), nb::arg("cloud_tree"), nb::arg("cloud_aabbs"), nb::arg("cloud_point_radius"),
-          nb::arg("nearest_trees"), nb::arg("cloud_nearest"))
+          nb::arg("nearest_trees"), nb::arg("cloud_nearest"), nb::arg("meshes"), nb::arg("hulls"),
+          nb::arg("hull_poses"))
       .def("__len__", &Environment::size);
 }
 

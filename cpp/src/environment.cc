@@ -43,20 +43,37 @@ void add_aabbs(const std::vector<float>& recs, int floats, ObstacleKind kind, Ha
   }
 }
 
+// An axis-aligned box record (kBoxFloats, layout of geom/sphere_box.hh) around [lo, hi], rounded
+// outward to float32.
+void push_box_record(const double* lo, const double* hi, std::vector<float>& out) {
+  float box[kBoxFloats] = {0};
+  for (int k = 0; k < 3; ++k) {
+    const double c = 0.5 * (lo[k] + hi[k]), h = 0.5 * (hi[k] - lo[k]);
+    box[k] = float(c);
+    box[12 + k] = float(h + std::fabs(c - double(box[k]))) * (1.0f + 1e-6f);
+  }
+  box[3] = box[7] = box[11] = 1.0f;  // axes: identity
+  out.insert(out.end(), box, box + kBoxFloats);
+}
+
 }  // namespace
 
 Environment::Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
                          std::vector<float> boxes, std::vector<float> planes,
                          std::vector<std::shared_ptr<const capt::Tree>> clouds, std::vector<float> cloud_aabbs,
                          std::vector<float> cloud_point_radius,
-                         std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest)
+                         std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest,
+                         std::vector<std::shared_ptr<const bvh::TriMesh>> meshes,
+                         std::vector<std::shared_ptr<const gjk::Hull>> hulls, std::vector<double> hull_poses)
     : spheres_(std::move(spheres)),
       capsules_(std::move(capsules)),
       cylinders_(std::move(cylinders)),
       boxes_(std::move(boxes)),
       planes_(std::move(planes)),
       trees_(std::move(clouds)),
-      nearest_trees_(std::move(cloud_nearest)) {
+      nearest_trees_(std::move(cloud_nearest)),
+      mesh_owners_(std::move(meshes)),
+      hull_owners_(std::move(hulls)) {
   view_.n_spheres = records(spheres_, kSphereFloats, "sphere");
   view_.spheres = spheres_.data();
   view_.n_capsules = records(capsules_, kCapsuleFloats, "capsule");
@@ -125,9 +142,62 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
     box[3] = box[7] = box[11] = 1.0f;  // axes: identity
     cloud_boxes_.insert(cloud_boxes_.end(), box, box + kBoxFloats);
   }
-  add_aabbs(cloud_boxes_, kBoxFloats, kObsCloud, [](const float* o, double* h) {
+  auto box_half = [](const float* o, double* h) {
     for (int k = 0; k < 3; ++k) h[k] = o[12 + k];
-  }, aabbs, obstacle_kind_, obstacle_record_);
+  };
+  add_aabbs(cloud_boxes_, kBoxFloats, kObsCloud, box_half, aabbs, obstacle_kind_, obstacle_record_);
+
+  // meshes: the root box of each triangle tree (the exact union of its triangles' boxes)
+  for (size_t i = 0; i < mesh_owners_.size(); ++i) {
+    if (!mesh_owners_[i]) throw std::invalid_argument("environment: mesh " + std::to_string(i) + " is null");
+    const TriMeshView& m = mesh_owners_[i]->view();
+    if (m.bvh.nodes == 0) throw std::invalid_argument("environment: mesh " + std::to_string(i) + " has no triangles");
+    meshes_.push_back(m);
+    const BvhNode& root = m.bvh.node[0];
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) lo[k] = root.lo[k], hi[k] = root.hi[k];
+    push_box_record(lo, hi, mesh_boxes_);
+  }
+  add_aabbs(mesh_boxes_, kBoxFloats, kObsMesh, box_half, aabbs, obstacle_kind_, obstacle_record_);
+
+  // convex hulls: pose, world AABB of the placed vertices, world face planes
+  const size_t nh = hull_owners_.size();
+  if (hull_poses.size() != 12 * nh) throw std::invalid_argument("environment: hull_poses needs 12 doubles per hull");
+  hull_plane_begin_.push_back(0);
+  for (size_t i = 0; i < nh; ++i) {
+    if (!hull_owners_[i]) throw std::invalid_argument("environment: hull " + std::to_string(i) + " is null");
+    const HullView& h = hull_owners_[i]->view();
+    GjkPose pose;
+    for (int k = 0; k < 9; ++k) pose.r[k] = hull_poses[12 * i + k];
+    for (int k = 0; k < 3; ++k) pose.t[k] = hull_poses[12 * i + 9 + k];
+    for (int k = 0; k < 12; ++k)
+      if (!std::isfinite(hull_poses[12 * i + k]))
+        throw std::invalid_argument("environment: hull " + std::to_string(i) + " has a non-finite pose");
+    hulls_.push_back(h);
+    hull_poses_.push_back(pose);
+    double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    for (int32_t v = 0; v < h.n; ++v) {
+      const double p[3] = {h.x[v], h.y[v], h.z[v]};
+      for (int k = 0; k < 3; ++k) {
+        const double w = pose.r[3 * k] * p[0] + pose.r[3 * k + 1] * p[1] + pose.r[3 * k + 2] * p[2] + pose.t[k];
+        lo[k] = std::min(lo[k], w), hi[k] = std::max(hi[k], w);
+      }
+    }
+    push_box_record(lo, hi, hull_boxes_);
+    float habs = 0.0f;
+    for (int32_t f = 0; f < h.n_faces; ++f) {
+      const double* pl = h.face_plane + 4 * f;
+      double n[3];
+      for (int k = 0; k < 3; ++k) n[k] = pose.r[3 * k] * pl[0] + pose.r[3 * k + 1] * pl[1] + pose.r[3 * k + 2] * pl[2];
+      const double off = pl[3] + n[0] * pose.t[0] + n[1] * pose.t[1] + n[2] * pose.t[2];
+      for (int k = 0; k < 3; ++k) hull_planes_.push_back(float(n[k]));
+      hull_planes_.push_back(float(off));
+      habs = std::max(habs, float(std::fabs(off)));
+    }
+    hull_plane_abs_.push_back(habs);
+    hull_plane_begin_.push_back(int32_t(hull_planes_.size() / 4));
+  }
+  add_aabbs(hull_boxes_, kBoxFloats, kObsConvex, box_half, aabbs, obstacle_kind_, obstacle_record_);
   const size_t n = obstacle_kind_.size(), stride = n + kAabbPad;
   aabb_soa_.assign(6 * stride, 0.0f);
   for (size_t c = 0; c < 6; ++c)
@@ -142,6 +212,16 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   view_.cloud_boxes = cloud_boxes_.data();
   view_.cloud_nearest = nearest_.data();
   view_.clouds_point_radius = point_radius_.data();
+  view_.n_meshes = static_cast<int32_t>(meshes_.size());
+  view_.meshes = meshes_.data();
+  view_.mesh_boxes = mesh_boxes_.data();
+  view_.n_hulls = static_cast<int32_t>(nh);
+  view_.hulls = hulls_.data();
+  view_.hull_poses = hull_poses_.data();
+  view_.hull_boxes = hull_boxes_.data();
+  view_.hull_plane_begin = hull_plane_begin_.data();
+  view_.hull_planes = hull_planes_.data();
+  view_.hull_plane_abs = hull_plane_abs_.data();
 }
 
 void Environment::require_cloud_nearest() const {
@@ -167,7 +247,7 @@ void Environment::require_cloud_radii(float r_lo, float r_hi) const {
 
 int64_t Environment::size() const {
   return int64_t(view_.n_spheres) + view_.n_capsules + view_.n_cylinders + view_.n_boxes + view_.n_planes +
-         view_.n_clouds;
+         view_.n_clouds + view_.n_meshes + view_.n_hulls;
 }
 
 }  // namespace simdplan

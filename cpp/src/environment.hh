@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "simdplan/bvh/bvh.hh"
 #include "simdplan/capt/nearest_tree.hh"
 #include "simdplan/capt/tree.hh"
 #include "simdplan/collision/environment_view.hh"
+#include "simdplan/gjk/hull.hh"
 
 namespace simdplan {
 
@@ -30,11 +32,15 @@ class Environment {
   // the robot's radii. cloud_nearest: each cloud's nearest-point tree for distance queries (empty,
   // or nullptr entries, where not built yet). cloud_aabbs: 6 floats per cloud (min x y z, max x y z of its points, before
   // the point radius, which comes from the tree or cloud_point_radius when the tree is missing).
+  // meshes: world-frame triangle trees, shared (never copied). hulls: convex hulls in their own
+  // frames, shared, placed by hull_poses (12 doubles each: rotation row-major, translation).
   Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
               std::vector<float> boxes, std::vector<float> planes,
               std::vector<std::shared_ptr<const capt::Tree>> clouds = {}, std::vector<float> cloud_aabbs = {},
               std::vector<float> cloud_point_radius = {},
-              std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest = {});
+              std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest = {},
+              std::vector<std::shared_ptr<const bvh::TriMesh>> meshes = {},
+              std::vector<std::shared_ptr<const gjk::Hull>> hulls = {}, std::vector<double> hull_poses = {});
 
   const EnvironmentView& view() const { return view_; }
   int64_t size() const;
@@ -51,6 +57,14 @@ class Environment {
   std::vector<NearestView> nearest_;
   std::vector<float> point_radius_;
   std::vector<float> cloud_boxes_;
+  std::vector<std::shared_ptr<const bvh::TriMesh>> mesh_owners_;
+  std::vector<TriMeshView> meshes_;
+  std::vector<float> mesh_boxes_;
+  std::vector<std::shared_ptr<const gjk::Hull>> hull_owners_;
+  std::vector<HullView> hulls_;
+  std::vector<GjkPose> hull_poses_;
+  std::vector<float> hull_boxes_, hull_planes_, hull_plane_abs_;
+  std::vector<int32_t> hull_plane_begin_;
   std::vector<float> aabb_soa_;
   std::vector<int32_t> obstacle_kind_, obstacle_record_;
   EnvironmentView view_{};

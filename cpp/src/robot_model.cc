@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dispatch.hh"
+#include "simdplan/bvh/bvh_kernels.hh"
 #include "simdplan/capt/nearest_kernels.hh"
 #include "simdplan/collision/obstacles.hh"
 #include "simdplan/vec/scalar.hh"
@@ -296,6 +297,21 @@ std::vector<float> RobotModel::world_spheres(const Strided& q) const {
   return w;
 }
 
+// Distance of (x, y, z) from the surface of mesh or hull obstacle idx (a mesh's is unsigned; a
+// hull's negative inside) and the nearest surface point (world), in the precision of the checks:
+// the float32 triangle tree, or GJK in double.
+static double shape_surface_distance(const EnvironmentView& e, int32_t idx, float x, float y, float z,
+                                     double* witness) {
+  const int32_t rec = e.obstacle_record[idx];
+  if (e.obstacle_kind[idx] == kObsConvex) return isa_scalar::hull_sdist(e, rec, x, y, z, witness);
+  const float c[3] = {x, y, z};
+  float d, q[3];
+  int32_t tri;
+  bvh_kernels_active().distance(&e.meshes[rec], c, 1, HUGE_VALF, &d, &tri, q);
+  for (int k = 0; k < 3; ++k) witness[k] = q[k];
+  return d;
+}
+
 std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided& q, float padding) const {
   // NOTE: the scalar kernels and the same shape tests as the SIMD path, so the report agrees with
   // is_valid; every pair is tested (no early exit, no bounding-sphere culling).
@@ -311,6 +327,12 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
     for (int32_t idx = 0; idx < e.n_obstacles; ++idx) {
       const int32_t kind = e.obstacle_kind[idx];
       if (kind == kObsCloud) continue;  // NOTE: cloud contacts are found exactly by simdplan.robots (NumPy)
+      if (kind == kObsMesh || kind == kObsConvex) {
+        double wit[3];
+        const double sd = shape_surface_distance(e, idx, w[4 * s], w[4 * s + 1], w[4 * s + 2], wit);
+        if (sd < r) out.push_back({false, s, e.obstacle_record[idx], kind, float(r - sd)});
+        continue;
+      }
       const float* o = isa_scalar::obstacle_data(e, idx);
       if (isa_scalar::obstacle_hit(kind, o, x, y, z, R).m)
         out.push_back({false, s, e.obstacle_record[idx], kind, r - isa_scalar::obstacle_sdist(kind, o, x, y, z).v});
@@ -513,6 +535,10 @@ std::vector<Proximity> RobotModel::distance_report(const Environment& env, const
           const double pr = e.clouds_point_radius[rec];
           w = p + pr * unit_or(c - p, {0, 0, 1});
           sd = norm(c - p) - pr;
+        } else if (kind == kObsMesh || kind == kObsConvex) {
+          double wit[3];
+          sd = shape_surface_distance(e, idx, float(c.x), float(c.y), float(c.z), wit);
+          w = {wit[0], wit[1], wit[2]};
         } else {
           sd = closest_on_primitive(kind, isa_scalar::obstacle_data(e, idx), c, w);
         }

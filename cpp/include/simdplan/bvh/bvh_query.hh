@@ -9,7 +9,8 @@
 //   bvh_sphere_hit_single   one sphere: at an inner node both children's boxes are tested and the
 //                           nearer is visited first (its box distance is smaller), so a hit is
 //                           usually found on the first path; leaves run the exact triangle test.
-//   bvh_sphere_hit_packet   W spheres in SIMD lanes descend together: a node is visited with the
+//   bvh_sphere_hit_lanes    W spheres in SIMD lanes (those of a lane mask; bvh_sphere_hit_packet: the
+//                           first count) descend together: a node is visited with the
 //                           mask of lanes whose (inflated) sphere meets its box and that have not hit
 //                           yet; leaves test the triangle against all those lanes at once. Ends when
 //                           every lane has hit or the stack is empty.
@@ -121,13 +122,12 @@ inline bool bvh_sphere_hit_single(const TriMeshView& m, float x, float y, float 
   }
 }
 
-// Lanes [0, count) of (x,y,z,r) are spheres (count <= V::W, r >= 0); returns the bit mask of those
-// that penetrate some triangle of the mesh.
+// The lanes in `valid` of (x,y,z,r) are spheres (r >= 0); returns the bit mask of those that
+// penetrate some triangle of the mesh. Other lanes are ignored (any values).
 template <class V>
-inline uint32_t bvh_sphere_hit_packet(const TriMeshView& m, V x, V y, V z, V r, int count) {
+inline uint32_t bvh_sphere_hit_lanes(const TriMeshView& m, V x, V y, V z, V r, uint32_t valid) {
   const BvhNode* N = m.bvh.node;
-  if (m.bvh.nodes == 0 || count <= 0) return 0;
-  const uint32_t valid = count >= 32 ? ~0u : (1u << count) - 1u;
+  if (m.bvh.nodes == 0 || valid == 0) return 0;
   const V vs = r * V::fill(kBvhRadiusSlack) + V::fill(m.slack);
   const V rr = vs * vs, r2 = r * r;
   struct Entry {
@@ -167,6 +167,14 @@ inline uint32_t bvh_sphere_hit_packet(const TriMeshView& m, V x, V y, V z, V r, 
     }
   }
   return hit;
+}
+
+// Lanes [0, count) of (x,y,z,r) are spheres (count <= V::W, r >= 0); returns the bit mask of those
+// that penetrate some triangle of the mesh.
+template <class V>
+inline uint32_t bvh_sphere_hit_packet(const TriMeshView& m, V x, V y, V z, V r, int count) {
+  if (count <= 0) return 0;
+  return bvh_sphere_hit_lanes(m, x, y, z, r, count >= 32 ? ~0u : (1u << count) - 1u);
 }
 
 // Nearest triangle to (x,y,z) strictly nearer than bound_sq (squared, >= 0, may be +inf): returns

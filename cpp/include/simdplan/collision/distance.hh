@@ -21,42 +21,73 @@
 // its bounding sphere (centre c_B, radius R), so sdist(c_B) - R - padding is a lower bound of each
 // of their clearances; obstacles are visited only where their AABB meets the bound's box grown by
 // the largest minimum so far, and their spheres only where that lower bound beats the minimum in
-// some lane. Point clouds are measured per lane through the cloud's nearest-point tree, with the
-// current minimum as the search bound.
+// some lane. Point clouds, meshes and convex hulls are measured per lane (a cloud's nearest-point
+// tree, a mesh's triangle tree, with the current minimum as the search bound; a hull's face planes,
+// then GJK). A mesh is a surface: its distance is unsigned (a sphere inside a closed mesh is not
+// inside an obstacle); a hull is a solid (negative inside).
 #pragma once
 #include <cmath>
 
 #include "simdplan/capt/nearest_query.hh"
+#include "simdplan/vec/scalar.hh"
 #include "simdplan/collision/validity.hh"
 #include "simdplan/kernels.hh"
 
 namespace simdplan::SIMDPLAN_NS {
 
-// best = min(best, clearance of group g's spheres from cloud c), one lane at a time through the
-// cloud's nearest-point tree. Each query is bounded by the lane's best (a point farther away cannot
-// lower it), and a sphere is not queried at all when the bounding sphere's distance already proves
-// it cannot: d(c_k) >= d(c_B) - |c_k - c_B| (1-Lipschitz).
+// Distance of (x, y, z) from obstacle idx of a shape kind, measured from the shape's surface
+// outwards (a cloud's bare points, a mesh's triangles, a hull's surface; negative inside a hull),
+// if it is below `reach`; otherwise any value >= reach, or HUGE_VALF. One point, scalar code.
 template <class V>
-SIMDPLAN_NOINLINE V group_cloud_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                    int32_t g, float padding, int32_t c, V best) {
+SIMDPLAN_INLINE float shape_sdist(const EnvironmentView& env, int32_t idx, float x, float y, float z, float reach) {
+  const int32_t rec = env.obstacle_record[idx];
+  switch (env.obstacle_kind[idx]) {
+    case kObsCloud: {
+      int32_t pi;
+      const float d2 = nearest_sq<V>(env.cloud_nearest[rec], x, y, z, reach * reach, &pi);
+      return pi >= 0 ? std::sqrt(d2) : HUGE_VALF;
+    }
+    case kObsMesh: {
+      int32_t slot;
+      float q[3];
+      const float d2 = bvh_nearest_single<V>(env.meshes[rec], x, y, z, reach * reach, &slot, q);
+      return slot >= 0 ? std::sqrt(d2) : HUGE_VALF;
+    }
+    default: {  // kObsConvex: a plane beyond reach bounds the distance; else the exact GJK distance
+      using S = VecScalar;
+      S margin;
+      const float plane = hull_plane_max(env, rec, S{x}, S{y}, S{z}, margin).v;
+      if (plane - margin.v >= reach) return HUGE_VALF;
+      return float(hull_sdist(env, rec, x, y, z));
+    }
+  }
+}
+
+// best = min(best, clearance of group g's spheres from obstacle idx of a shape kind), one lane at a
+// time (shape_sdist). Each query is bounded by the lane's best (nothing farther can lower it), and a
+// sphere is not measured at all when the bounding sphere's distance already proves it cannot:
+// d(c_k) >= d(c_B) - |c_k - c_B| (1-Lipschitz). A cloud's point radius counts as sphere radius.
+template <class V>
+SIMDPLAN_NOINLINE V group_shape_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                    int32_t g, float padding, int32_t idx, V best) {
   constexpr int W = V::W;
-  const NearestView& t = env.cloud_nearest[c];
-  const float pr = env.clouds_point_radius[c];
+  const float pr = env.obstacle_kind[idx] == kObsCloud ? env.clouds_point_radius[env.obstacle_record[idx]] : 0.0f;
   alignas(64) float bx[W], by[W], bz[W], bs[W], dB[W];
   s.bx[g].store(bx);
   s.by[g].store(by);
   s.bz[g].store(bz);
   best.store(bs);
   const float R = rb.group_bound[4 * g + 3] + padding;
+  // clouds and meshes have no inside: a non-positive reach cannot be met; a hull's can
+  const bool solid = env.obstacle_kind[idx] == kObsConvex;
   bool any = false;
   for (int l = 0; l < W; ++l) {
     dB[l] = HUGE_VALF;
     const float reach = bs[l] + R + pr;  // the bound's points beyond this cannot lower best
-    if (!(reach > 0.0f)) continue;
-    int32_t idx;
-    const float d2 = nearest_sq<V>(t, bx[l], by[l], bz[l], reach * reach, &idx);
-    if (idx >= 0) {
-      dB[l] = std::sqrt(d2);
+    if (!(reach > 0.0f) && !solid) continue;
+    const float d = shape_sdist<V>(env, idx, bx[l], by[l], bz[l], reach);
+    if (d < reach) {
+      dB[l] = d;
       any = true;
     }
   }
@@ -72,13 +103,13 @@ SIMDPLAN_NOINLINE V group_cloud_min(const RobotView& rb, const EnvironmentView& 
       if (dB[l] == HUGE_VALF) continue;
       const float dx = x[l] - bx[l], dy = y[l] - by[l], dz = z[l] - bz[l];
       const float off = std::sqrt(dx * dx + dy * dy + dz * dz);
-      // NOTE: 1e-6 relative slack so float rounding of this skip test never drops a closer point
-      if ((dB[l] - off - rk) * (1.0f - 1e-6f) - 1e-6f >= bs[l]) continue;
+      // NOTE: 1e-6 slack so float rounding of this skip test never drops a closer point
+      const float lower = dB[l] - off - rk;
+      if (lower - 1e-6f * (std::fabs(lower) + 1.0f) >= bs[l]) continue;
       const float reach = bs[l] + rk;
-      if (!(reach > 0.0f)) continue;
-      int32_t idx;
-      const float d2 = nearest_sq<V>(t, x[l], y[l], z[l], reach * reach, &idx);
-      if (idx >= 0) bs[l] = std::fmin(bs[l], std::sqrt(d2) - rk);
+      if (!(reach > 0.0f) && !solid) continue;
+      const float d = shape_sdist<V>(env, idx, x[l], y[l], z[l], reach);
+      if (d < reach) bs[l] = std::fmin(bs[l], d - rk);
     }
   }
   return V::load(bs);
@@ -90,7 +121,7 @@ SIMDPLAN_INLINE V group_obstacle_min(const RobotView& rb, const EnvironmentView&
                                      int32_t g, float padding, int32_t idx, V best) {
   const int32_t kind = env.obstacle_kind[idx];
   const V bound_r = V::fill(rb.group_bound[4 * g + 3] + padding);
-  if (kind == kObsCloud) return group_cloud_min(rb, env, s, g, padding, env.obstacle_record[idx], best);
+  if (is_shape_kind(kind)) return group_shape_min(rb, env, s, g, padding, idx, best);
   const float* o = obstacle_data(env, idx);
   if (!((obstacle_sdist(kind, o, s.bx[g], s.by[g], s.bz[g]) - bound_r) < best).any()) return best;
   s.place(rb, g);

@@ -14,11 +14,25 @@
 // cloud's CAPT (clouds[i], capt/query.hh), which answers only radii in [r_min, r_max]: every entry
 // point checks the robot's radii against that range before any kernel runs. Distances to a cloud
 // go through its nearest-point tree instead (capt/nearest_query.hh), which has no radius contract.
+//
+// Meshes (kObsMesh) and convex hulls (kObsConvex) follow the same pattern: a box record of their
+// world AABB (mesh_boxes, hull_boxes) for the broad phase and the bounding-sphere pre-test, and
+// the exact test through their own structure:
+//   mesh i   meshes[i], an AABB tree over its triangles in the WORLD frame (bvh/bvh_view.hh); a
+//            surface: a sphere collides iff its centre is strictly closer to a triangle than r.
+//   hull i   hulls[i] in its own frame, placed by hull_poses[i] (world = R local + t); a solid.
+//            Its boundary triangles' planes in the world frame, float32, are hull_planes rows
+//            hull_plane_begin[i] .. hull_plane_begin[i+1] (nx ny nz h; inside: n . p <= h), and
+//            hull_plane_abs[i] is the largest |h|: the planes decide most spheres with a rounding
+//            margin (collision/obstacles.hh) and GJK (gjk/gjk.hh, double) decides the rest.
 #pragma once
 #include <cstdint>
 
+#include "simdplan/bvh/bvh_view.hh"
 #include "simdplan/capt/nearest_view.hh"
 #include "simdplan/capt/view.hh"
+#include "simdplan/gjk/gjk_kernels.hh"
+#include "simdplan/gjk/hull_view.hh"
 
 namespace simdplan {
 
@@ -36,7 +50,9 @@ enum ObstacleKind : int32_t {
   kObsCylinder = 2,
   kObsBox = 3,
   kObsPlane = 4,
-  kObsCloud = 5
+  kObsCloud = 5,
+  kObsMesh = 6,
+  kObsConvex = 7
 };
 
 struct EnvironmentView {
@@ -61,6 +77,16 @@ struct EnvironmentView {
   // yet; the distance entry points refuse it) and its point radius.
   const NearestView* cloud_nearest;
   const float* clouds_point_radius;
+  int32_t n_meshes;
+  const TriMeshView* meshes;
+  const float* mesh_boxes;  // kBoxFloats per mesh: its world AABB as an axis-aligned box record
+  int32_t n_hulls;
+  const HullView* hulls;
+  const GjkPose* hull_poses;
+  const float* hull_boxes;  // kBoxFloats per hull: its world AABB
+  const int32_t* hull_plane_begin;  // n_hulls + 1
+  const float* hull_planes;         // 4 floats per plane, world frame
+  const float* hull_plane_abs;      // per hull: largest |h| of its planes
 };
 
 }  // namespace simdplan

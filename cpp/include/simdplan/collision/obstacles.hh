@@ -4,7 +4,12 @@
 // environment_view.hh) and visits only the overlapping obstacles, in index order. obstacle_hit
 // runs the exact sphere test of one obstacle of any kind. Both are templates over the vector type,
 // so the batch kernel (configurations in lanes) and the single kernel (spheres in lanes) share them.
+// shape_hit_bits is the exact test of the obstacles with a structure of their own (point clouds,
+// meshes, convex hulls); their flat record is only their AABB, good for culling.
 #pragma once
+#include <cmath>
+
+#include "simdplan/bvh/bvh_query.hh"
 #include "simdplan/capt/query.hh"
 #include "simdplan/collision/environment_view.hh"
 #include "simdplan/config.hh"
@@ -52,13 +57,18 @@ SIMDPLAN_INLINE const float* obstacle_data(const EnvironmentView& env, int32_t i
     case kObsCylinder: return env.cylinders + int64_t(r) * kCylinderFloats;
     case kObsBox: return env.boxes + int64_t(r) * kBoxFloats;
     case kObsPlane: return env.planes + int64_t(r) * kPlaneFloats;
-    default: return env.cloud_boxes + int64_t(r) * kBoxFloats;  // kObsCloud: its AABB as a box
+    case kObsMesh: return env.mesh_boxes + int64_t(r) * kBoxFloats;  // its AABB as a box
+    case kObsConvex: return env.hull_boxes + int64_t(r) * kBoxFloats;
+    default: return env.cloud_boxes + int64_t(r) * kBoxFloats;  // kObsCloud
   }
 }
 
-// The kind whose exact test obstacle_hit runs on obstacle_data: a cloud's record is its AABB box,
-// good for culling only; the exact cloud test is cloud_hit_bits.
-SIMDPLAN_INLINE int32_t record_kind(int32_t kind) { return kind == kObsCloud ? int32_t(kObsBox) : kind; }
+// Kinds with a structure of their own (shape_hit_bits), whose record is only their AABB.
+SIMDPLAN_INLINE bool is_shape_kind(int32_t kind) { return kind >= kObsCloud; }
+
+// The kind whose exact test obstacle_hit runs on obstacle_data: a cloud's, mesh's or hull's
+// record is its AABB box, good for culling only.
+SIMDPLAN_INLINE int32_t record_kind(int32_t kind) { return is_shape_kind(kind) ? int32_t(kObsBox) : kind; }
 
 // Bits of `lanes` whose sphere (x,y,z,r) penetrates a point of cloud t (|c - p| < r + point_radius).
 // Radii must lie in [t.r_min, t.r_max]: the entry points check the robot's radii first. The query
@@ -66,6 +76,65 @@ SIMDPLAN_INLINE int32_t record_kind(int32_t kind) { return kind == kObsCloud ? i
 template <class V>
 SIMDPLAN_INLINE uint32_t cloud_hit_bits(const CaptView& t, V x, V y, V z, V r, uint32_t lanes) {
   return capt_hit_bits(t, x, y, z, r + V::fill(t.point_radius), lanes);
+}
+
+// Signed distance of (x, y, z) (world) from hull i, -inf..inf, by GJK in double (the scalar build's
+// table: the same answer under every ISA). Out of line: a rare, costly path.
+SIMDPLAN_NOINLINE inline double hull_sdist(const EnvironmentView& env, int32_t i, float x, float y, float z,
+                                           double* witness = nullptr) {
+  const double c[3] = {x, y, z}, zero = 0.0;
+  double clearance, w[3];
+  int32_t status;
+  gjk_kernels_scalar()->sphere_distance(&env.hulls[i], &env.hull_poses[i], kSupportAuto, c, &zero, 1, &clearance, w,
+                                        &status);
+  if (witness) witness[0] = w[0], witness[1] = w[1], witness[2] = w[2];
+  return clearance;
+}
+
+// per lane: max over hull i's face planes of n . c - h, and the rounding margin of that float32
+// value (a lane whose value is >= r + margin is outside one plane by r: free; < -margin: inside)
+template <class V>
+SIMDPLAN_INLINE V hull_plane_max(const EnvironmentView& env, int32_t i, V x, V y, V z, V& margin) {
+  const float* p = env.hull_planes + int64_t(env.hull_plane_begin[i]) * 4;
+  const int32_t n = env.hull_plane_begin[i + 1] - env.hull_plane_begin[i];
+  V s = V::fill(-HUGE_VALF);
+  for (int32_t f = 0; f < n; ++f, p += 4)
+    s = vmax(s, fmadd(V::fill(p[0]), x, fmadd(V::fill(p[1]), y, fmadd(V::fill(p[2]), z, V::fill(-p[3])))));
+  // NOTE: a few ulps of |n| |c| + |h| in float32 (and the planes' own rounding), with 10x room
+  margin = (vabs(x) + vabs(y) + vabs(z) + V::fill(env.hull_plane_abs[i] + 1.0f)) * V::fill(1e-6f);
+  return s;
+}
+
+// Bits of `lanes` whose sphere (x,y,z,r) penetrates hull i (signed distance < r). The face planes
+// decide every lane whose centre is clearly outside one plane by r, or clearly inside; GJK the rest.
+template <class V>
+SIMDPLAN_INLINE uint32_t hull_hit_bits(const EnvironmentView& env, int32_t i, V x, V y, V z, V r, uint32_t lanes) {
+  V margin;
+  const V s = hull_plane_max(env, i, x, y, z, margin);
+  const uint32_t inside = (s < V::zero() - margin).bits() & lanes;
+  uint32_t unsure = ~(s >= r + margin).bits() & lanes & ~inside;
+  if (!unsure) return inside;
+  alignas(64) float bx[V::W], by[V::W], bz[V::W], br[V::W];
+  x.store(bx), y.store(by), z.store(bz), r.store(br);
+  uint32_t hit = inside;
+  while (unsure) {
+    const int l = __builtin_ctz(unsure);
+    unsure &= unsure - 1;
+    if (hull_sdist(env, i, bx[l], by[l], bz[l]) < double(br[l])) hit |= 1u << l;
+  }
+  return hit;
+}
+
+// Bits of `lanes` whose sphere (x,y,z,r) penetrates obstacle idx of a shape kind (is_shape_kind).
+// Cloud radii must lie in the cloud's [r_min, r_max] (the entry points check the robot's radii).
+template <class V>
+SIMDPLAN_INLINE uint32_t shape_hit_bits(const EnvironmentView& env, int32_t idx, V x, V y, V z, V r, uint32_t lanes) {
+  const int32_t rec = env.obstacle_record[idx];
+  switch (env.obstacle_kind[idx]) {
+    case kObsCloud: return cloud_hit_bits(env.clouds[rec], x, y, z, r, lanes);
+    case kObsMesh: return bvh_sphere_hit_lanes(env.meshes[rec], x, y, z, r, lanes);
+    default: return hull_hit_bits(env, rec, x, y, z, r, lanes);  // kObsConvex
+  }
 }
 
 // per lane: true if sphere (x,y,z,r) penetrates the obstacle of `kind` with record o

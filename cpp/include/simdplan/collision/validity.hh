@@ -106,24 +106,27 @@ SIMDPLAN_INLINE bool group_spheres_vs(const RobotView& rb, const LaneScratch<V>&
   return false;
 }
 
-// Group g's lanes `cand` (their bound already meets the cloud's AABB) against cloud t; same
-// contract as group_vs_environment. A cloud's AABB spans the scene, so where the tree also answers
-// the bound's radius (an r_max given that large) the bound is tested through the tree first.
-// PERF: kept out of line, a cold path when a scene has no clouds, so the primitives' loop stays
-// small. Inlined, the MotionBenchMaker plans ran 1.1% more instructions (callgrind, AVX2), but those
-// runs varied by up to 2% because a few plans hit the 1 s time limit under valgrind: not a clear gain.
+// Group g's lanes `cand` (their bound already meets the obstacle's AABB) against obstacle idx of a
+// shape kind (point cloud, mesh, convex hull); same contract as group_vs_environment. The bound is
+// tested exactly first (a cloud's only where its tree also answers the bound's radius, i.e. an r_max
+// given that large): a cloud's or mesh's AABB spans much empty space, and a sphere that misses the
+// shape cannot hold a sphere that meets it.
+// PERF: kept out of line, a cold path when a scene has only primitives, so the primitives' loop
+// stays small. Inlined, the MotionBenchMaker plans ran 1.1% more instructions (callgrind, AVX2), but
+// those runs varied by up to 2% because a few plans hit the 1 s time limit under valgrind.
 template <class V>
-SIMDPLAN_NOINLINE bool group_vs_cloud(const RobotView& rb, const CaptView& t, const LaneScratch<V>& s,
-                                      int32_t g, float padding, typename V::Mask cand, typename V::Mask& done,
-                                      bool stop_at_first) {
+SIMDPLAN_NOINLINE bool group_vs_shape(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                      int32_t g, int32_t idx, float padding, typename V::Mask cand,
+                                      typename V::Mask& done, bool stop_at_first) {
   using M = typename V::Mask;
   const float rbound = rb.group_bound[4 * g + 3] + padding;
-  if (rbound <= t.r_max) {
-    cand = M::from_bits(cloud_hit_bits(t, s.bx[g], s.by[g], s.bz[g], V::fill(rbound), cand.bits()));
+  if (env.obstacle_kind[idx] != kObsCloud || rbound <= env.clouds[env.obstacle_record[idx]].r_max) {
+    cand = M::from_bits(shape_hit_bits(env, idx, s.bx[g], s.by[g], s.bz[g], V::fill(rbound), cand.bits()));
     if (!cand.any()) return false;
   }
-  return group_spheres_vs(rb, s, g, padding, cand, done, stop_at_first,
-                          [&](V x, V y, V z, V r, M c) { return M::from_bits(cloud_hit_bits(t, x, y, z, r, c.bits())); });
+  return group_spheres_vs(rb, s, g, padding, cand, done, stop_at_first, [&](V x, V y, V z, V r, M c) {
+    return M::from_bits(shape_hit_bits(env, idx, x, y, z, r, c.bits()));
+  });
 }
 
 // Tests group g (placed in scratch) against the environment: obstacles whose AABB meets the box
@@ -143,8 +146,7 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
     const float* o = obstacle_data(env, idx);
     auto cand = obstacle_hit(record_kind(kind), o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
     if (!cand.any()) return false;
-    if (kind == kObsCloud) return group_vs_cloud(rb, env.clouds[env.obstacle_record[idx]], s, g, padding, cand, done,
-                                                 stop_at_first);
+    if (is_shape_kind(kind)) return group_vs_shape(rb, env, s, g, idx, padding, cand, done, stop_at_first);
     return group_spheres_vs(rb, s, g, padding, cand, done, stop_at_first,
                             [&](V x, V y, V z, V r, M c) { return obstacle_hit(kind, o, x, y, z, r) & c; });
   });

@@ -24,7 +24,7 @@ inline int64_t one_scratch_floats(const RobotView& rb) {
 }
 
 // true if any sphere of group g (world centres in wx/wy/wz, padded radii r_pad) penetrates obstacle
-// idx (record o, or the cloud's tree for kObsCloud)
+// idx (record o, or its own structure for a shape kind)
 template <class V>
 SIMDPLAN_INLINE bool group_spheres_hit(const RobotView& rb, const EnvironmentView& env, const float* wx,
                                        const float* wy, const float* wz, const float* r_pad, int32_t g, int32_t idx,
@@ -32,8 +32,8 @@ SIMDPLAN_INLINE bool group_spheres_hit(const RobotView& rb, const EnvironmentVie
   const int32_t begin = rb.group_begin[g], end = rb.group_end[g];
   for (int32_t k = begin; k < end; k += V::W) {
     const V x = V::load(wx + k), y = V::load(wy + k), z = V::load(wz + k), r = V::load(r_pad + k);
-    if (kind == kObsCloud) {
-      if (cloud_hit_bits(env.clouds[env.obstacle_record[idx]], x, y, z, r, first_lanes<V>(end - k))) return true;
+    if (is_shape_kind(kind)) {
+      if (shape_hit_bits(env, idx, x, y, z, r, first_lanes<V>(end - k))) return true;
     } else if (obstacle_hit(kind, o, x, y, z, r).bits() & first_lanes<V>(end - k)) {
       return true;
     }
@@ -86,6 +86,9 @@ bool check_one(const RobotView& rb, const EnvironmentView& env, const float* q, 
         if (!obstacle_hit(record_kind(kind), o, S{bc[0]}, S{bc[1]}, S{bc[2]}, S{brad}).m) return false;
         if (kind == kObsCloud && brad <= env.clouds[env.obstacle_record[idx]].r_max &&
             !capt_hit_one<V>(env.clouds[env.obstacle_record[idx]], bc[0], bc[1], bc[2], brad))
+          return false;
+        if ((kind == kObsMesh || kind == kObsConvex) &&
+            !shape_hit_bits(env, idx, V::fill(bc[0]), V::fill(bc[1]), V::fill(bc[2]), V::fill(brad), 1u))
           return false;
         return group_spheres_hit<V>(rb, env, wx, wy, wz, r_pad, g, idx, kind, o);
       });
