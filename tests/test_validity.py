@@ -293,3 +293,34 @@ def test_many_small_obstacles_cross_simd_chunks(isa, n_obstacles):
     Q = random_configs(robot, rng, 64)
     many, checked = compare(robot, Q, specs, 0.0)
     assert checked > 50 and 0 < many.sum() < len(many)
+
+
+def test_many_obstacles_use_the_obstacle_tree(isa):
+    """From 2048 obstacles the broad phase walks an AABB tree (planes stay outside it): verdicts,
+    clearances and reports must equal the reference just as with the linear scan."""
+    robot = load("panda")
+    rng = np.random.default_rng(21)
+    pos = rng.uniform([-1.5, -1.5, 0], [1.5, 1.5, 1.6], size=(6000, 3))
+    pos = pos[np.hypot(pos[:, 0], pos[:, 1]) > 0.3][:2100]
+    specs = [{"kind": "box", "position": p, "euler": rng.uniform(-3, 3, 3), "half_extents": rng.uniform(0.002, 0.006, 3)}
+             for p in pos]
+    specs += [{"kind": "sphere", "center": p, "radius": 0.01} for p in pos[:40] + 0.05]
+    specs.append({"kind": "plane", "normal": [0, 0, 1], "offset": -0.2})
+    env, ids = ref.make_environment(specs)
+    Q = random_configs(robot, rng, 60, p_out=0.0)
+    S = robot.fk_many(Q).astype(np.float64)
+    gap = np.full(S.shape[:2], np.inf)
+    for s in specs:
+        gap = np.minimum(gap, ref.distance(S[:, :, :3], s) - S[:, :, 3])
+    want_env = (gap >= 0).all(axis=1)
+    clear = (np.abs(gap) > AMBIGUOUS).all(axis=1)
+    want = want_env & robot.is_valid_many(Q)
+    got = robot.is_valid_many(Q, env)
+    assert clear.sum() > 40 and 0 < want[clear].sum() < clear.sum()
+    np.testing.assert_array_equal(got[clear], want[clear])
+    np.testing.assert_array_equal([robot.is_valid(q, env) for q in Q], got)
+    np.testing.assert_allclose(robot.clearance_many(Q, env, self_collision=False), gap.min(axis=1), atol=3e-5)
+    for i in np.flatnonzero(clear & ~want_env)[:5]:
+        hit = {(v.sphere, ids.index(v.obstacle_id)) for v in robot.why_invalid(Q[i], env) if v.kind == "environment"}
+        assert {(int(k), o) for k in np.flatnonzero(gap[i] < 0) for o in range(len(specs))
+                if ref.distance(S[i, k, :3], specs[o]) - S[i, k, 3] < 0} == hit

@@ -203,6 +203,30 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
   for (size_t c = 0; c < 6; ++c)
     for (size_t i = 0; i < stride; ++i)
       aabb_soa_[c * stride + i] = i < n ? aabbs[6 * i + c] : (c < 3 ? HUGE_VALF : -HUGE_VALF);  // empty pad boxes
+  // many obstacles: an AABB tree over the bounded ones
+  if (n >= size_t(kObstacleTreeMin)) {
+    std::vector<float> bounded_boxes;
+    std::vector<int32_t> bounded;
+    for (size_t i = 0; i < n; ++i) {
+      const float* b = aabbs.data() + 6 * i;
+      bool finite = true;
+      for (int k = 0; k < 6; ++k) finite &= std::isfinite(b[k]);
+      if (!finite) {
+        unbounded_.push_back(int32_t(i));
+        continue;
+      }
+      bounded.push_back(int32_t(i));
+      bounded_boxes.insert(bounded_boxes.end(), b, b + 6);
+    }
+    obstacle_tree_ = bvh::Bvh(bounded_boxes.data(), int64_t(bounded.size()));
+    const BvhView& t = obstacle_tree_.view();
+    tree_obstacle_.resize(bounded.size());
+    for (size_t slot = 0; slot < bounded.size(); ++slot) tree_obstacle_[slot] = bounded[size_t(t.order[slot])];
+    view_.obstacle_tree = t;
+    view_.tree_obstacle = tree_obstacle_.data();
+    view_.n_unbounded = int32_t(unbounded_.size());
+    view_.unbounded = unbounded_.data();
+  }
   view_.n_obstacles = static_cast<int32_t>(n);
   view_.aabb_soa = aabb_soa_.data();
   view_.obstacle_kind = obstacle_kind_.data();

@@ -65,6 +65,8 @@ class Environment {
   std::vector<GjkPose> hull_poses_;
   std::vector<float> hull_boxes_, hull_planes_, hull_plane_abs_;
   std::vector<int32_t> hull_plane_begin_;
+  bvh::Bvh obstacle_tree_;
+  std::vector<int32_t> tree_obstacle_, unbounded_;
   std::vector<float> aabb_soa_;
   std::vector<int32_t> obstacle_kind_, obstacle_record_;
   EnvironmentView view_{};

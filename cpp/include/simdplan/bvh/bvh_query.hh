@@ -240,6 +240,41 @@ inline float bvh_nearest_single(const TriMeshView& m, float x, float y, float z,
   }
 }
 
+// Calls visit(slot) for every leaf whose box overlaps [lo, hi] (closed: touching counts), depth
+// first, left before right; stops and returns true as soon as visit returns true.
+template <class Visit>
+SIMDPLAN_INLINE bool bvh_box_visit(const BvhView& t, const float lo[3], const float hi[3], Visit visit) {
+  const BvhNode* N = t.node;
+  if (t.nodes == 0) return false;
+  auto meets = [&](const BvhNode& b) {
+    return b.lo[0] <= hi[0] && lo[0] <= b.hi[0] && b.lo[1] <= hi[1] && lo[1] <= b.hi[1] && b.lo[2] <= hi[2] &&
+           lo[2] <= b.hi[2];
+  };
+  if (!meets(N[0])) return false;
+  int32_t stack[kBvhStack];
+  int sp = 0;
+  int32_t i = 0;
+  for (;;) {
+    const BvhNode& nd = N[i];
+    if (nd.left < 0) {
+      if (visit(nd.right)) return true;
+    } else {
+      const bool a = meets(N[nd.left]), b = meets(N[nd.right]);
+      if (a) {
+        if (b) stack[sp++] = nd.right;
+        i = nd.left;
+        continue;
+      }
+      if (b) {
+        i = nd.right;
+        continue;
+      }
+    }
+    if (sp == 0) return false;
+    i = stack[--sp];
+  }
+}
+
 // closed-box overlap (touching counts)
 SIMDPLAN_INLINE bool bvh_overlap(const BvhNode& a, const BvhNode& b) {
   return a.lo[0] <= b.hi[0] && b.lo[0] <= a.hi[0] && a.lo[1] <= b.hi[1] && b.lo[1] <= a.hi[1] &&
