@@ -275,8 +275,8 @@ class Environment:
 
         if isinstance(points_or_mesh, ConvexHull):
             local, source = np.asarray(points_or_mesh.vertices, dtype=np.float64), None
-        elif isinstance(points_or_mesh, np.ndarray) or (isinstance(points_or_mesh, (list, tuple))
-                                                       and np.ndim(points_or_mesh) == 2):
+        elif isinstance(points_or_mesh, np.ndarray) or (isinstance(points_or_mesh, list) or (
+                isinstance(points_or_mesh, tuple) and len(points_or_mesh) != 2)):
             local, source = as_finite(points_or_mesh, (-1, 3), "convex points"), None
         else:
             local, _faces, source = _mesh_arrays(points_or_mesh, "convex")
