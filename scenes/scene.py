@@ -13,6 +13,9 @@ A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
       - {type: box, position: [...], quat: [...], half_extents: [hx, hy, hz]}
       - {type: plane, normal: [nx, ny, nz], offset: d}
       - {type: pointcloud, file: scan.npy, point_radius: 0.0}   # .npy .ply .pcd .xyz; r_min, r_max optional
+      - {type: mesh, file: meshes/shelf.obj, position: [...], euler: [...], scale: 1.0}  # STL, OBJ, PLY
+      - {type: mesh, vertices: [[x, y, z], ...], faces: [[i, j, k], ...]}                # inline triangles
+      - {type: convex, points: [[x, y, z], ...], position: [...], quat: [...]}          # or file, or vertices + faces
     start: [q1, ..., qn]
     goals: [[q1, ..., qn], ...]             # or goal: [q1, ..., qn]
     planner: {planner: rrtc, seed: 0, ...}  # optional: PlannerSettings fields
@@ -20,11 +23,21 @@ A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
 Units and conventions are simdplan's: metres and radians, quaternions ``[x, y, z, w]``, Euler
 angles extrinsic x-y-z (URDF rpy), a shape's pose is its centre, cylinders and capsules run along
 their local z with total length ``length``, a plane is the half-space ``normal . p <= offset``.
-Orientation is optional (axis-aligned). URDF/SRDF and point-cloud paths are relative to the scene
-file's folder.
+Orientation is optional (axis-aligned). URDF/SRDF, point-cloud and mesh paths are relative to the
+scene file's folder.
+
+Meshes and convex hulls: a ``mesh`` is a triangle *surface* (a robot sphere wholly inside a closed
+mesh does not collide with it), read from a ``file`` (anything trimesh reads: STL, OBJ, PLY, ...;
+units taken as metres) or given inline as ``vertices`` (n x 3) and ``faces`` (m x 3 vertex indices,
+from 0); exactly one of the two. A ``convex`` obstacle is the solid convex hull of ``points``
+(at least 4, not all in one plane), of a mesh ``file``'s vertices, or of inline ``vertices`` (with
+``faces``). For both, ``position`` and ``quat``/``euler`` place the mesh's own frame in the world
+(all optional: by default the coordinates are world coordinates) and ``scale`` (a number or
+[sx, sy, sz], > 0, default 1) multiplies the coordinates in that frame before the pose.
 
 Every problem found while loading raises an error that names the file, the key path (for example
-``obstacles[3].half_extents``) and what is wrong: ``SceneError`` (a ValueError) for content,
+``obstacles[3].half_extents``) and what is wrong: ``SceneError`` (a ValueError) for content
+(including a missing or unreadable point-cloud or mesh file, reported at ``obstacles[i].file``),
 FileNotFoundError for a missing scene, URDF or SRDF file.
 """
 
@@ -50,6 +63,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_PATH = os.path.join(HERE, "schema.json")
 EXAMPLES_DIR = os.path.join(HERE, "examples")
 EXTENSIONS = (".yaml", ".yml", ".json")
+# ``save`` writes a mesh or hull without a file inline up to this many vertices, else beside the scene
+# as an OBJ file (a YAML file of thousands of vertex rows takes seconds to parse).
+INLINE_MESH_VERTICES = 1000
 
 TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner")
 ROBOT_KEYS = ("urdf", "srdf", "joints", "fixed_joint_values", "base_pose")
@@ -61,6 +77,9 @@ OBSTACLE_KEYS = {
     "box": (("position", "half_extents"), ("quat", "euler")),
     "plane": (("normal",), ("offset",)),
     "pointcloud": (("file",), ("point_radius", "r_min", "r_max")),
+    # exactly one source (file, or vertices + faces; a convex also takes points): checked in _mesh_source
+    "mesh": ((), ("file", "vertices", "faces", "position", "quat", "euler", "scale")),
+    "convex": ((), ("file", "points", "vertices", "faces", "position", "quat", "euler", "scale")),
 }
 OBSTACLE_TYPES = tuple(OBSTACLE_KEYS)
 
@@ -198,6 +217,8 @@ def add_obstacle(r: Reader, env: Environment, spec, key: str, base_dir: str = ".
     r.keys(spec, key, ("type",) + required, ("type", "name") + required + optional, what=f"key for a {kind}")
     name = r.string(spec["name"], _join(key, "name")) if "name" in spec else None
     k = lambda field: _join(key, field)  # noqa: E731
+    if kind in ("mesh", "convex"):
+        return _add_mesh_obstacle(r, env, spec, key, kind, name, base_dir)
     try:
         if kind == "sphere":
             return env.add_sphere(r.vector(spec["position"], 3, k("position")), r.number(spec["radius"], k("radius")),
@@ -233,6 +254,139 @@ def add_obstacle(r: Reader, env: Environment, spec, key: str, base_dir: str = ".
     except ValueError as exc:
         field = builder_key(str(exc), spec)
         raise SceneError(r.file, k(field) if field else key, str(exc)) from None
+
+
+def _points(r: Reader, value, key: str, min_rows: int, what: str) -> np.ndarray:
+    """A list of ``[x, y, z]`` rows (at least ``min_rows``) as (n, 3) float64."""
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, (list, tuple)) for v in value):
+        r.fail(key, f"must be a list of {what} [x, y, z], got {_what(value)}")
+    if len(value) < min_rows:
+        r.fail(key, f"needs at least {min_rows} {what}, got {len(value)}")
+    return np.array([r.vector(v, 3, _join(key, i)) for i, v in enumerate(value)], dtype=np.float64)
+
+
+def _faces(r: Reader, value, key: str, n_vertices: int) -> np.ndarray:
+    """A list of ``[i, j, k]`` vertex indices in [0, n_vertices) as (m, 3) int64."""
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, (list, tuple)) for v in value):
+        r.fail(key, f"must be a non-empty list of triangles [i, j, k] (vertex indices from 0), got {_what(value)}")
+    for i, tri in enumerate(value):
+        if len(tri) != 3:
+            r.fail(_join(key, i), f"must have 3 vertex indices, got {len(tri)}")
+        for j, v in enumerate(tri):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+                r.fail(_join(_join(key, i), j), f"must be an integer vertex index, got {_what(v)}")
+            if not 0 <= v < n_vertices:
+                r.fail(_join(_join(key, i), j), f"vertex index {v} is out of range: there are {n_vertices} "
+                                                f"vertices, numbered 0 to {n_vertices - 1}")
+    return np.array(value, dtype=np.int64)
+
+
+def _scale(r: Reader, value, key: str):
+    """A mesh scale: a number > 0 or a list of three."""
+    if isinstance(value, (list, tuple)):
+        out = r.vector(value, 3, key, "scale factors [sx, sy, sz]")
+        for i, v in enumerate(out):
+            if v <= 0:
+                r.fail(_join(key, i), f"must be > 0, got {v}")
+        return out
+    if not _is_number(value):
+        r.fail(key, f"must be a number > 0 or a list of 3 of them, got {_what(value)}")
+    v = r.number(value, key)
+    if v <= 0:
+        r.fail(key, f"must be > 0, got {v}")
+    return v
+
+
+def _mesh_source(r: Reader, spec: dict, key: str, kind: str, base_dir: str):
+    """(what to pass to Environment.add_mesh / add_convex, the key it came from, absolute file or None)."""
+    k = lambda field: _join(key, field)  # noqa: E731
+    forms = ("file", "points", "vertices") if kind == "convex" else ("file", "vertices")
+    given = [f for f in forms if f in spec]
+    needs = "file (a mesh file), points, or vertices and faces" if kind == "convex" else \
+        "file (a mesh file) or vertices and faces (inline triangles)"
+    if "faces" in spec and "vertices" not in spec:
+        r.fail(k("vertices"), f"missing: faces index into vertices (a {kind} needs {needs})")
+    if not given:
+        r.fail(k("file"), f"missing: a {kind} needs {needs}")
+    if len(given) > 1:
+        r.fail(key, f"give one of {', '.join(forms[:-1])} or vertices + faces, not {' and '.join(given)}")
+    (form,) = given
+    if form == "file":
+        rel = r.string(spec["file"], k("file"))
+        if not rel.strip():
+            r.fail(k("file"), "must not be empty")
+        path = os.path.normpath(os.path.join(base_dir, rel))
+        if not os.path.isfile(path):
+            r.fail(k("file"), f"mesh file not found: {path}" if not os.path.isdir(path) else
+                              f"{path} is a folder, not a mesh file")
+        return path, "file", path
+    if form == "points":
+        return _points(r, spec["points"], k("points"), 4, "points"), "points", None
+    if "faces" not in spec:
+        hint = " (for a hull of points without faces, write points: instead)" if kind == "convex" else ""
+        r.fail(k("faces"), f"missing: inline vertices need faces, a list of triangles [i, j, k]{hint}")
+    vertices = _points(r, spec["vertices"], k("vertices"), 3 if kind == "mesh" else 4, "vertices")
+    faces = _faces(r, spec["faces"], k("faces"), len(vertices))
+    # a hull needs only the vertices (its faces are checked above, then recomputed by qhull)
+    return ((vertices, faces) if kind == "mesh" else vertices), "vertices", None
+
+
+def _add_mesh_obstacle(r: Reader, env: Environment, spec: dict, key: str, kind: str, name: str | None,
+                       base_dir: str) -> int:
+    k = lambda field: _join(key, field)  # noqa: E731
+    if "quat" in spec and "euler" in spec:
+        r.fail(key, "give the orientation as quat or as euler, not both")
+    pos = r.vector(spec["position"], 3, k("position")) if "position" in spec else None
+    quat = r.vector(spec["quat"], 4, k("quat"), "numbers [x, y, z, w]") if "quat" in spec else None
+    euler = r.vector(spec["euler"], 3, k("euler"), "angles [rx, ry, rz] (radians)") if "euler" in spec else None
+    if pos is None and (quat is not None or euler is not None):
+        pos = [0.0, 0.0, 0.0]  # an orientation about the mesh frame's origin
+    scale = _scale(r, spec["scale"], k("scale")) if "scale" in spec else 1.0
+    source, source_key, path = _mesh_source(r, spec, key, kind, base_dir)
+    add = env.add_mesh if kind == "mesh" else env.add_convex
+    try:
+        return add(source, pos, quat, euler=euler, scale=scale, name=name)
+    except FileNotFoundError as exc:  # the file went away since the check above
+        raise SceneError(r.file, k("file"), str(exc)) from None
+    except ValueError as exc:
+        msg = str(exc)
+        if path is not None and path in msg:  # could not read it, or no triangles in it
+            raise SceneError(r.file, k("file"), msg) from None
+        field = builder_key(msg, {f: v for f, v in spec.items() if f in ("position", "quat", "euler", "scale")})
+        if field is None and path is not None:
+            msg = f"{path}: {msg}"
+        raise SceneError(r.file, k(field or source_key), msg) from None
+
+
+def _rel(path: str, relative_to: str | None) -> str:
+    """``path`` relative to the folder ``relative_to`` (None: as given; another drive: absolute)."""
+    if relative_to is None:
+        return path
+    try:
+        return os.path.relpath(path, relative_to)
+    except ValueError:  # another drive (Windows)
+        return path
+
+
+def _mesh_entry(d: dict, relative_to: str | None) -> dict:
+    """A mesh or convex obstacle's ``Environment.to_dicts`` entry in the file format: file (relative)
+    and scale, or inline vertices + faces (a convex hull: its vertices as points); the pose only when
+    it is not the identity."""
+    out = {"type": d["type"], "name": d["name"]}
+    if "file" in d:
+        out["file"] = _rel(d["file"], relative_to)
+        if d.get("scale", 1.0) != 1.0:
+            out["scale"] = d["scale"]
+    elif d["type"] == "convex":
+        out["points"] = np.asarray(d["vertices"], dtype=np.float64).tolist()
+    else:
+        out["vertices"] = np.asarray(d["vertices"], dtype=np.float64).tolist()
+        out["faces"] = np.asarray(d["faces"], dtype=np.int64).tolist()
+    position, quat = list(d["position"]), list(d["quat"])
+    if any(position) or quat[:3] != [0.0, 0.0, 0.0]:
+        out["position"] = position
+        out["quat"] = quat
+    return out
 
 
 # ----------------------------------------------------------------------------- planner settings
@@ -418,6 +572,8 @@ class Scene:
     (the file's flag: start and some goal collision-free under the reference model).
     cloud_files: point-cloud obstacle id -> the absolute path of the file it was read from (or
     written to by ``save``); ``save`` writes clouds without one as .npy files beside the scene.
+    mesh_files: mesh / convex obstacle id -> the OBJ file ``save`` wrote it to (meshes read from a
+    file keep theirs in ``params["source"]``).
     """
 
     robot: Robot
@@ -433,6 +589,7 @@ class Scene:
     index: int | None = None
     valid: bool | None = None
     cloud_files: dict = dataclasses.field(default_factory=dict)
+    mesh_files: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.start = np.array(self.start, dtype=np.float64)
@@ -455,8 +612,10 @@ class Scene:
                 f"goals={len(self.goals)}, planner={self.settings.planner!r})")
 
     def to_dict(self, relative_to: str | None = None) -> dict:
-        """The scene as plain data in the file format. URDF/SRDF paths are written relative to the
-        folder ``relative_to`` (default: absolute)."""
+        """The scene as plain data in the file format. URDF/SRDF, point-cloud and mesh file paths are
+        written relative to the folder ``relative_to`` (default: absolute). Meshes and convex hulls
+        not read from a file are written inline (a mesh as vertices + faces with its scale applied,
+        a hull as its vertices, ``points``), or as the file ``mesh_files`` gives for them."""
         if self.robot_spec is None:
             raise ValueError("scene.robot_spec is not set, so the robot cannot be written: set it to a built-in "
                              "robot name (e.g. 'panda') or {'urdf': path, 'srdf': path, ...}")
@@ -474,8 +633,12 @@ class Scene:
                                      "which writes it beside the scene, or set scene.cloud_files[id]")
                 src = self.cloud_files[ob.id]
                 d.pop("points")
-                d = {"type": d.pop("type"), "name": d.pop("name"),
-                     "file": os.path.relpath(src, relative_to) if relative_to else src, **d}
+                d = {"type": d.pop("type"), "name": d.pop("name"), "file": _rel(src, relative_to), **d}
+            elif ob.kind in ("mesh", "convex"):
+                if ob.id in self.mesh_files:  # written by save: the file holds the scaled vertices
+                    d = {"type": d["type"], "name": d["name"], "file": self.mesh_files[ob.id],
+                         "position": d["position"], "quat": d["quat"]}
+                d = _mesh_entry(d, relative_to)
             obstacles.append(_plain(d))
         out["obstacles"] = obstacles
         out["start"] = self.start.tolist()
@@ -612,11 +775,22 @@ def dumps(scene: Scene, fmt: str = "yaml", relative_to: str | None = None) -> st
     return head + yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
 
 
+def _write_obj(path: str, vertices, faces, what: str) -> None:
+    """A Wavefront OBJ of ``v`` and ``f`` lines; coordinates as shortest round-trip decimals (exact)."""
+    lines = [f"# {what}: {len(vertices)} vertices, {len(faces)} triangles; written by simdplan.scenes.save"]
+    lines += ["v %r %r %r" % tuple(v) for v in np.asarray(vertices, dtype=np.float64).tolist()]
+    lines += ["f %d %d %d" % tuple(f) for f in (np.asarray(faces, dtype=np.int64) + 1).tolist()]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def save(scene: Scene, path: str | os.PathLike) -> str:
-    """Write ``scene`` to ``path``: YAML for .yaml/.yml, JSON for .json. URDF/SRDF and point-cloud paths
-    are rewritten relative to the new file's folder; a point cloud without a file is written beside
-    it as ``<stem>.<cloud name>.npy``. Returns the absolute path written. ``load`` of the result gives
-    the same obstacles, start, goals and settings."""
+    """Write ``scene`` to ``path``: YAML for .yaml/.yml, JSON for .json. URDF/SRDF, point-cloud and mesh
+    paths are rewritten relative to the new file's folder; a point cloud without a file is written beside
+    it as ``<stem>.<cloud name>.npy``; a mesh or convex hull without a file is written inline, or, with
+    more than ``INLINE_MESH_VERTICES`` vertices, beside it as ``<stem>.<name>.obj`` (exact coordinates;
+    vertices no triangle uses are dropped when it is read back). Returns the absolute path written.
+    ``load`` of the result gives the same obstacles, start, goals and settings."""
     path = os.path.abspath(os.fspath(path))
     ext = os.path.splitext(path)[1].lower()
     if ext not in EXTENSIONS:
@@ -627,6 +801,13 @@ def save(scene: Scene, path: str | os.PathLike) -> str:
             cloud = f"{stem}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', ob.name)}.npy"
             np.save(cloud, np.asarray(ob.params["points"]))
             scene.cloud_files[ob.id] = cloud
+        elif (ob.kind in ("mesh", "convex") and ob.params["source"] is None and ob.id not in scene.mesh_files
+              and len(ob.params["local_vertices"]) > INLINE_MESH_VERTICES):
+            mesh = f"{stem}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', ob.name)}.obj"
+            p = ob.params
+            _write_obj(mesh, p["local_vertices"] * (p["scale"] if ob.kind == "mesh" else 1.0), p["faces"],
+                       f"{ob.kind} {ob.name!r} of scene {os.path.basename(path)}")
+            scene.mesh_files[ob.id] = mesh
     text = dumps(scene, "json" if ext == ".json" else "yaml", relative_to=os.path.dirname(path))
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)

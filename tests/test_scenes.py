@@ -22,7 +22,7 @@ import simdplan.scenes as sc
 from simdplan.planner.settings import PlannerSettings
 from simdplan.scenes import Scene, SceneError
 
-EXAMPLES = ["panda_bookshelf", "panda_bookshelf_cloud", "panda_cage", "panda_table", "ur5_table"]
+EXAMPLES = ["panda_bookshelf", "panda_bookshelf_cloud", "panda_cage", "panda_mesh_shelf", "panda_table", "ur5_table"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,6 +38,9 @@ def same_obstacles(a: simdplan.Environment, b: simdplan.Environment) -> None:
         assert x.keys() == y.keys()
         for k in x:
             if k in ("type", "name"):
+                continue
+            if isinstance(x[k], str):  # a mesh's file
+                assert x[k] == y[k], f"{x['name']}.{k}"
                 continue
             vx, vy = np.asarray(x[k], float), np.asarray(y[k], float)
             if k == "quat" and np.dot(vx, vy) < 0:
@@ -393,8 +396,9 @@ BAD = [
     ("obstacles not list", _set(["obstacles"], {"type": "box"}), "obstacles", "must be a list"),
     ("obstacle not mapping", _set(["obstacles", 1], [1, 2]), "obstacles[1]", "must be a mapping"),
     ("no type", _drop(["obstacles", 1, "type"]), "obstacles[1].type", "missing"),
-    ("unknown type", _set(["obstacles", 1, "type"], "mesh"), "obstacles[1].type",
-     "unknown obstacle type 'mesh'; supported: sphere, capsule, cylinder, box, plane, pointcloud"),
+    ("unknown type", _set(["obstacles", 1, "type"], "torus"), "obstacles[1].type",
+     "unknown obstacle type 'torus'; supported: sphere, capsule, cylinder, box, plane, pointcloud, mesh, convex"),
+    ("misspelt type", _set(["obstacles", 1, "type"], "convx"), "obstacles[1].type", "(did you mean 'convex'?)"),
     ("unknown obstacle key", _set(["obstacles", 0, "radius"], 0.1), "obstacles[0].radius", "unknown key for a box"),
     ("missing half_extents", _drop(["obstacles", 0, "half_extents"]), "obstacles[0].half_extents", "missing"),
     ("half_extents length", _set(["obstacles", 0, "half_extents"], [0.1, 0.2]), "obstacles[0].half_extents",
@@ -493,3 +497,304 @@ def test_malformed_urdf_is_reported_at_robot_urdf(tmp_path):
     with pytest.raises(SceneError) as info:
         sc.load(write(tmp_path, d))
     assert info.value.key == "robot.urdf" and "broken.urdf" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- meshes and convex hulls
+
+TETRA = [[0.0, 0.0, 0.0], [0.2, 0.0, 0.0], [0.0, 0.2, 0.0], [0.0, 0.0, 0.2]]
+TETRA_FACES = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]
+
+
+def rotation_from_quat(q):
+    """(3, 3) from [x, y, z, w] (independent of simdplan's conversion)."""
+    x, y, z, w = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+@pytest.fixture
+def mesh_files(tmp_path):
+    """A 0.2 x 0.4 x 0.6 box as STL, OBJ and PLY under tmp_path/meshes, plus its (vertices, faces)."""
+    import trimesh
+
+    box = trimesh.creation.box((0.2, 0.4, 0.6))
+    os.makedirs(tmp_path / "meshes")
+    for ext in ("stl", "obj", "ply"):
+        box.export(tmp_path / "meshes" / f"box.{ext}")
+    return tmp_path / "meshes", np.asarray(box.vertices), np.asarray(box.faces)
+
+
+def mesh_scene(obstacles) -> dict:
+    d = base_scene()
+    d["obstacles"] = obstacles
+    return d
+
+
+def test_mesh_and_convex_obstacles_from_files_and_inline(tmp_path, mesh_files):
+    folder, box_v, box_f = mesh_files
+    euler = [0.3, -0.2, 0.9]
+    obstacles = [
+        {"type": "mesh", "name": "stl", "file": "meshes/box.stl", "position": [0.5, 0.1, 0.3], "euler": euler},
+        {"type": "mesh", "name": "obj", "file": "meshes/box.obj", "scale": [1.0, 0.5, 2.0]},
+        {"type": "mesh", "name": "ply", "file": str(folder / "box.ply"), "position": [0.0, 0.0, 1.0], "scale": 0.5},
+        {"type": "mesh", "name": "tetra", "vertices": TETRA, "faces": TETRA_FACES, "quat": euler_to_quat(*euler)},
+        {"type": "convex", "name": "hull_points", "points": TETRA + [[0.05, 0.05, 0.05]], "position": [1, 2, 3]},
+        {"type": "convex", "name": "hull_file", "file": "meshes/box.stl", "scale": 2.0, "euler": euler},
+        {"type": "convex", "name": "hull_inline", "vertices": TETRA, "faces": TETRA_FACES},
+        {"type": "convex", "name": "hull_box", "vertices": box_v.tolist(), "faces": box_f.tolist()},  # 8 and 12
+    ]
+    s = sc.load(write(tmp_path, mesh_scene(obstacles)))
+    obs = {o.name: o for o in s.env}
+    assert [o.kind for o in s.env] == ["mesh"] * 4 + ["convex"] * 4
+    R = rotation_from_quat(euler_to_quat(*euler))
+    # files are read relative to the scene file's folder, and the pose and scale are applied
+    stl = obs["stl"].params
+    assert stl["source"] == str(folder / "box.stl")
+    world = stl["local_vertices"] @ R.T + [0.5, 0.1, 0.3]
+    np.testing.assert_allclose(stl["vertices"], world, atol=1e-12)
+    assert len(stl["faces"]) == len(box_f)
+    obj = obs["obj"].params
+    lo, hi = obj["vertices"].min(axis=0), obj["vertices"].max(axis=0)
+    np.testing.assert_allclose(hi - lo, [0.2, 0.2, 1.2], atol=1e-9)
+    ply = obs["ply"].params
+    np.testing.assert_allclose(ply["vertices"].min(axis=0), [-0.05, -0.1, 0.85], atol=1e-9)
+    # inline: an orientation without a position turns about the origin
+    np.testing.assert_allclose(obs["tetra"].params["vertices"], np.array(TETRA) @ R.T, atol=1e-12)
+    np.testing.assert_array_equal(obs["tetra"].params["faces"], TETRA_FACES)
+    # hulls: the inner point is dropped, the pose applies
+    hp = obs["hull_points"].params
+    assert len(hp["local_vertices"]) == 4 and len(hp["faces"]) == 4
+    np.testing.assert_allclose(np.sort(hp["vertices"], axis=0), np.sort(np.array(TETRA) + [1, 2, 3], axis=0), atol=1e-6)
+    hf = obs["hull_file"].params
+    np.testing.assert_allclose(np.abs(hf["local_vertices"]), np.tile([0.2, 0.4, 0.6], (8, 1)), atol=1e-6)
+    assert hf["source"] == str(folder / "box.stl")
+    assert len(obs["hull_inline"].params["local_vertices"]) == 4
+    np.testing.assert_allclose(np.sort(obs["hull_box"].params["vertices"], axis=0), np.sort(box_v, axis=0), atol=1e-7)
+
+
+def test_mesh_obstacles_round_trip(tmp_path, mesh_files):
+    folder, _, _ = mesh_files
+    obstacles = [
+        {"type": "mesh", "name": "shelf", "file": "../meshes/box.obj", "position": [0.5, 0.1, 0.3],
+         "euler": [0.1, 0.2, 0.3], "scale": [1.0, 2.0, 0.5]},
+        {"type": "mesh", "name": "tri", "vertices": TETRA, "faces": TETRA_FACES, "scale": 2.0},
+        {"type": "convex", "name": "rock", "points": TETRA + [[0.05, 0.05, 0.05]], "position": [0.6, 0, 0.2],
+         "quat": euler_to_quat(0.4, 0.0, -0.3)},
+        {"type": "convex", "name": "crate", "file": str(folder / "box.stl"), "scale": 0.5},
+        {"type": "box", "position": [0.6, 0.0, 0.1], "half_extents": [0.2, 0.3, 0.1]},
+    ]
+    s = sc.load(write(tmp_path / "a", mesh_scene(obstacles)))
+    os.makedirs(tmp_path / "b" / "c")
+    for ext in ("yaml", "json"):
+        out = sc.save(s, tmp_path / "b" / "c" / f"copy.{ext}")
+        with open(out) as f:
+            written = yaml.safe_load(f)["obstacles"]
+        # file paths relative to the new file, scale and pose kept; inline arrays written as lists
+        assert written[0]["file"] == os.path.join("..", "..", "meshes", "box.obj")
+        assert written[0]["scale"] == [1.0, 2.0, 0.5] and "position" in written[0] and "quat" in written[0]
+        assert written[1]["faces"] == TETRA_FACES and np.allclose(written[1]["vertices"], 2 * np.array(TETRA))
+        assert "scale" not in written[1] and "position" not in written[1]  # the scale is in the vertices
+        assert len(written[2]["points"]) == 4 and "faces" not in written[2]  # a hull is written as its points
+        assert written[3]["file"] == os.path.join("..", "..", "meshes", "box.stl") and written[3]["scale"] == 0.5
+        back = sc.load(out)
+        same_scene(s, back)
+        for x, y in zip(s.env, back.env):
+            if x.kind in ("mesh", "convex"):
+                np.testing.assert_allclose(x.params["vertices"], y.params["vertices"], rtol=0, atol=1e-12)
+                np.testing.assert_array_equal(x.params["faces"], y.params["faces"])
+                assert x.params["source"] == y.params["source"]
+    # without relative_to the file paths are absolute
+    d = s.to_dict()
+    assert d["obstacles"][0]["file"] == str(folder / "box.obj")
+
+
+def test_big_inline_meshes_are_saved_beside_the_scene(tmp_path):
+    import trimesh
+
+    robot = simdplan.robots.load("panda")
+    env = simdplan.Environment()
+    ball = trimesh.creation.icosphere(subdivisions=4, radius=0.1)  # 2562 vertices
+    big = env.add_mesh(ball, [0.5, 0.0, 0.5], euler=[0.1, 0.2, 0.3], scale=[1.0, 2.0, 0.5], name="ball scan")
+    pts = np.random.default_rng(0).normal(size=(1500, 3))
+    rock = env.add_convex(pts / np.linalg.norm(pts, axis=1, keepdims=True), [0.0, 0.6, 0.3], scale=0.1, name="rock")
+    small = env.add_convex(TETRA, name="small")
+    s = Scene(robot, env, np.zeros(7), [[0.1] * 7], robot_spec="panda")
+    out = sc.save(s, tmp_path / "big.yaml")
+    assert sorted(os.listdir(tmp_path)) == ["big.ball_scan.obj", "big.rock.obj", "big.yaml"]
+    assert s.mesh_files == {big: str(tmp_path / "big.ball_scan.obj"), rock: str(tmp_path / "big.rock.obj")}
+    assert os.path.getsize(out) < 2000  # the small hull stays inline
+    with open(out) as f:
+        written = yaml.safe_load(f)["obstacles"]
+    assert written[0]["file"] == "big.ball_scan.obj" and "scale" not in written[0]  # the scale is in the file
+    assert written[1]["file"] == "big.rock.obj" and len(written[2]["points"]) == 4
+    back = sc.load(out)
+    for x, y in zip(s.env, back.env):
+        assert (x.kind, x.name) == (y.kind, y.name)
+        np.testing.assert_allclose(x.params["vertices"], y.params["vertices"], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(x.params["faces"], y.params["faces"])
+    assert back.env[small].params["source"] is None
+    # saved again elsewhere, the written files are referred to, not written again
+    os.makedirs(tmp_path / "sub")
+    again = sc.save(s, tmp_path / "sub" / "again.json")
+    assert sorted(os.listdir(tmp_path / "sub")) == ["again.json"]
+    with open(again) as f:
+        assert json.load(f)["obstacles"][0]["file"] == os.path.join("..", "big.ball_scan.obj")
+
+
+def test_mesh_file_may_be_absolute_or_in_a_parent_folder(tmp_path, mesh_files):
+    folder, _, _ = mesh_files
+    a = sc.load(write(tmp_path / "scenes", mesh_scene([{"type": "mesh", "file": "../meshes/box.stl"}])))
+    b = sc.load(write(tmp_path, mesh_scene([{"type": "mesh", "file": str(folder / "box.stl")}])))
+    (oa,), (ob,) = list(a.env), list(b.env)
+    assert oa.params["source"] == ob.params["source"] == str(folder / "box.stl")
+    np.testing.assert_array_equal(oa.params["vertices"], ob.params["vertices"])
+
+
+# (id, obstacles[2], expected key path, words the message must contain); files are under tmp_path/meshes
+BAD_MESHES = [
+    ("no source", {"type": "mesh"}, "obstacles[2].file", "missing: a mesh needs file"),
+    ("convex no source", {"type": "convex", "position": [0, 0, 0]}, "obstacles[2].file", "file (a mesh file), points"),
+    ("missing file", {"type": "mesh", "file": "meshes/nope.stl"}, "obstacles[2].file", "mesh file not found"),
+    ("folder as file", {"type": "mesh", "file": "meshes"}, "obstacles[2].file", "is a folder"),
+    ("empty file name", {"type": "mesh", "file": ""}, "obstacles[2].file", "must not be empty"),
+    ("file not text", {"type": "mesh", "file": 3}, "obstacles[2].file", "must be a string"),
+    ("garbage stl", {"type": "mesh", "file": "meshes/garbage.stl"}, "obstacles[2].file", "holds no triangles"),
+    ("garbage ply", {"type": "convex", "file": "meshes/garbage.ply"}, "obstacles[2].file", "could not read a mesh"),
+    ("unknown format", {"type": "mesh", "file": "meshes/notes.txt"}, "obstacles[2].file", "could not read a mesh"),
+    ("flat file hull", {"type": "convex", "file": "meshes/flat.obj"}, "obstacles[2].file", "coplanar"),
+    ("file and vertices", {"type": "mesh", "file": "meshes/box.stl", "vertices": TETRA, "faces": TETRA_FACES},
+     "obstacles[2]", "give one of file or vertices + faces, not file and vertices"),
+    ("points and file", {"type": "convex", "file": "meshes/box.stl", "points": TETRA}, "obstacles[2]",
+     "not file and points"),
+    ("vertices without faces", {"type": "mesh", "vertices": TETRA}, "obstacles[2].faces", "missing"),
+    ("convex vertices without faces", {"type": "convex", "vertices": TETRA}, "obstacles[2].faces", "write points"),
+    ("faces without vertices", {"type": "mesh", "faces": TETRA_FACES}, "obstacles[2].vertices", "missing"),
+    ("face out of range", {"type": "mesh", "vertices": TETRA, "faces": [[0, 1, 2], [1, 2, 4]]},
+     "obstacles[2].faces[1][2]", "vertex index 4 is out of range: there are 4 vertices, numbered 0 to 3"),
+    ("negative face", {"type": "mesh", "vertices": TETRA, "faces": [[0, -1, 2]]}, "obstacles[2].faces[0][1]",
+     "out of range"),
+    ("face not integer", {"type": "mesh", "vertices": TETRA, "faces": [[0, 1.0, 2]]}, "obstacles[2].faces[0][1]",
+     "must be an integer vertex index"),
+    ("face of two", {"type": "mesh", "vertices": TETRA, "faces": [[0, 1]]}, "obstacles[2].faces[0]",
+     "must have 3 vertex indices"),
+    ("faces flat", {"type": "mesh", "vertices": TETRA, "faces": [0, 1, 2]}, "obstacles[2].faces",
+     "list of triangles"),
+    ("vertex of two", {"type": "mesh", "vertices": [[0, 0], [1, 0, 0], [0, 1, 0]], "faces": [[0, 1, 2]]},
+     "obstacles[2].vertices[0]", "must have 3 values"),
+    ("vertex nan", {"type": "mesh", "vertices": [[0, 0, NAN], [1, 0, 0], [0, 1, 0]], "faces": [[0, 1, 2]]},
+     "obstacles[2].vertices[0][2]", "must be finite"),
+    ("two vertices", {"type": "mesh", "vertices": [[0, 0, 0], [1, 0, 0]], "faces": [[0, 1, 1]]},
+     "obstacles[2].vertices", "at least 3 vertices"),
+    ("three points", {"type": "convex", "points": TETRA[:3]}, "obstacles[2].points", "at least 4 points, got 3"),
+    ("coplanar points", {"type": "convex", "points": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0.5, 0.2, 0]]},
+     "obstacles[2].points", "flat (coplanar)"),
+    ("points not rows", {"type": "convex", "points": [0, 0, 0, 1]}, "obstacles[2].points", "list of points"),
+    ("negative scale", {"type": "mesh", "file": "meshes/box.stl", "scale": -1.0}, "obstacles[2].scale",
+     "must be > 0, got -1.0"),
+    ("zero scale axis", {"type": "convex", "points": TETRA, "scale": [1.0, 0.0, 1.0]}, "obstacles[2].scale[1]",
+     "must be > 0"),
+    ("scale of two", {"type": "mesh", "file": "meshes/box.stl", "scale": [1.0, 2.0]}, "obstacles[2].scale",
+     "must have 3 values"),
+    ("scale text", {"type": "mesh", "file": "meshes/box.stl", "scale": "big"}, "obstacles[2].scale",
+     "must be a number > 0 or a list of 3"),
+    ("quat and euler", {"type": "mesh", "file": "meshes/box.stl", "quat": [0, 0, 0, 1], "euler": [0, 0, 0]},
+     "obstacles[2]", "not both"),
+    ("bad quat", {"type": "convex", "points": TETRA, "position": [0, 0, 0], "quat": [0, 0, 0, 2]},
+     "obstacles[2].quat", "unit quaternion"),
+    ("position short", {"type": "mesh", "file": "meshes/box.stl", "position": [0, 0]}, "obstacles[2].position",
+     "must have 3 values"),
+    ("unknown key", {"type": "mesh", "file": "meshes/box.stl", "radius": 0.1}, "obstacles[2].radius",
+     "unknown key for a mesh"),
+    ("points on a mesh", {"type": "mesh", "points": TETRA}, "obstacles[2].points", "unknown key for a mesh"),
+]
+
+
+@pytest.mark.parametrize("case", BAD_MESHES, ids=[c[0] for c in BAD_MESHES])
+@pytest.mark.parametrize("ext", ["yaml", "json"])
+def test_bad_mesh_obstacles_name_file_and_key(tmp_path, mesh_files, case, ext):
+    folder, _, _ = mesh_files
+    (folder / "garbage.stl").write_text("not a mesh\n")
+    (folder / "garbage.ply").write_text("not a mesh either\n")
+    (folder / "notes.txt").write_text("v 0 0 0\n")
+    (folder / "flat.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n")
+    _, spec, key, words = case
+    d = base_scene()
+    d["obstacles"][2] = spec
+    path = write(tmp_path, d, f"bad.{ext}")
+    with pytest.raises(SceneError) as info:
+        sc.load(path)
+    err = info.value
+    assert (err.file, err.key) == (path, key), str(err)
+    assert str(err).startswith(f"{path}: {key}: "), str(err)
+    assert words in str(err), str(err)
+    if "file" in spec and isinstance(spec["file"], str) and spec["file"] and case[0] != "folder as file" \
+            and key == "obstacles[2].file":
+        assert str(tmp_path / spec["file"]) in str(err)  # the file's full path
+
+
+def test_schema_takes_mesh_and_convex_forms():
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(sc.SCHEMA_PATH) as f:
+        validator = jsonschema.Draft202012Validator(json.load(f))
+    good = [
+        {"type": "mesh", "file": "meshes/a.stl"},
+        {"type": "mesh", "file": "a.obj", "position": [0, 0, 0], "euler": [0, 0, 1], "scale": [1, 2, 3], "name": "x"},
+        {"type": "mesh", "vertices": TETRA, "faces": TETRA_FACES, "quat": [0, 0, 0, 1], "scale": 0.5},
+        {"type": "convex", "points": TETRA},
+        {"type": "convex", "file": "a.ply", "scale": 2},
+        {"type": "convex", "vertices": TETRA, "faces": TETRA_FACES, "position": [1, 2, 3]},
+    ]
+    bad = [
+        {"type": "mesh"},
+        {"type": "mesh", "file": "a.stl", "vertices": TETRA, "faces": TETRA_FACES},
+        {"type": "mesh", "vertices": TETRA},
+        {"type": "mesh", "file": "a.stl", "scale": -1},
+        {"type": "mesh", "file": "a.stl", "scale": [1, 0, 1]},
+        {"type": "mesh", "file": "a.stl", "quat": [0, 0, 0, 1], "euler": [0, 0, 0]},
+        {"type": "mesh", "vertices": TETRA, "faces": [[0, 1]]},
+        {"type": "mesh", "vertices": TETRA, "faces": [[0, 1, -2]]},
+        {"type": "mesh", "points": TETRA},
+        {"type": "convex", "points": TETRA[:3]},
+        {"type": "convex", "points": TETRA, "file": "a.stl"},
+        {"type": "convex", "vertices": TETRA},
+        {"type": "convex"},
+    ]
+    for ob in good:
+        assert validator.is_valid(mesh_scene([ob])), ob
+    for ob in bad:
+        assert not validator.is_valid(mesh_scene([ob])), ob
+
+
+def test_mesh_example_ships_its_mesh_file():
+    assert "panda_mesh_shelf" in sc.examples()
+    s = example_scene("panda_mesh_shelf")
+    kinds = [o.kind for o in s.env]
+    assert "mesh" in kinds and "convex" in kinds
+    (shelf,) = [o for o in s.env if o.kind == "mesh"]
+    src = shelf.params["source"]
+    assert src == os.path.join(sc.EXAMPLES_DIR, "meshes", "shelf.obj") and os.path.isfile(src)
+    assert os.path.getsize(src) < 50_000
+    assert len(shelf.params["faces"]) == 72  # six boxes
+    (block,) = [o for o in s.env if o.kind == "convex"]
+    assert len(block.params["local_vertices"]) == 8
+    # the scene is loaded the same from any working folder (the mesh path is relative to the file)
+    cwd = os.getcwd()
+    try:
+        os.chdir(os.path.dirname(sc.SCHEMA_PATH) + os.sep + "..")
+        again = sc.load(sc.example("panda_mesh_shelf"))
+    finally:
+        os.chdir(cwd)
+    same_scene(s, again)
+
+
+def test_mesh_example_plans():
+    """A plan around the shelf; every edge of the path is collision-free (needs the mesh and convex checks)."""
+    s = example_scene("panda_mesh_shelf")
+    result = simdplan.plan(s.robot, s.env, s.start, s.goals, seed=0, time_limit=5)
+    assert result.success
+    path = np.asarray(result.path)
+    np.testing.assert_allclose(path[0], s.start, atol=1e-9)
+    assert np.min(np.abs(s.goals - path[-1]).max(axis=1)) < 1e-9
+    for a, b in zip(path[:-1], path[1:]):
+        assert s.robot.is_motion_valid(a, b, s.env)

@@ -5,7 +5,12 @@ URDF (visual meshes as the URDF gives them; held joints at their values, the bas
 primitives become visual shapes with the same pose and size as in simdplan; a point cloud is drawn
 as small spheres (at most ``max_cloud_points``, evenly thinned); ``spheres=True`` overlays the
 robot's collision spheres, translucent. Planes are drawn as a large thin slab (2 m wide) whose top
-face is the plane.
+face is the plane. Meshes and convex hulls are drawn from their world-frame triangles, flat-shaded
+(one normal per triangle); a mesh, a surface that may be open or wound either way, is drawn from
+both sides, a hull (wound outwards) from the outside. pybullet caps the inline vertices of one
+visual shape (B3_MAX_NUM_VERTICES, as low as 8192 on some builds) and drops the rest, so bigger
+meshes are drawn as several bodies of at most ``MAX_MESH_VERTICES`` vertices each: every triangle
+is drawn, nothing is decimated or written to disk.
 
 ``render`` (camera: ``viewer.camera``, fitted to the scene, or any Camera) works without a display: in pybullet's DIRECT mode with its built-in software renderer
 (TinyRenderer), so it runs on servers and in CI. Frames are (height, width, 3) uint8 RGB arrays.
@@ -69,13 +74,19 @@ class Camera:
 def fit_camera(robot, env, width: int = 640, height: int = 480) -> Camera:
     """A camera that frames the robot and the obstacles around it: it looks at their middle from
     behind the robot's shoulder, the obstacles beyond the robot (yaw from the robot's base towards
-    the obstacles' centre)."""
+    the obstacles' centre). Meshes and convex hulls count with the middle of their triangles' bounds
+    and reach out by half the bounds' diagonal."""
     base = np.asarray(robot.base_pose, dtype=float)[:3, 3]
-    centres = []
+    centres, sizes = [], []  # sizes: how far an obstacle reaches from its centre (meshes and hulls)
     for o in env or []:
         prm = o.params
         if o.kind == "pointcloud":
             centres.append(np.asarray(prm["points"], float).mean(axis=0))
+        elif o.kind in ("mesh", "convex"):  # the middle of the world-frame bounds, not the frame's origin
+            v = np.asarray(prm["vertices"], float)[np.asarray(prm["faces"]).ravel()]  # vertices in use
+            lo, hi = v.min(axis=0), v.max(axis=0)
+            centres.append(0.5 * (lo + hi))
+            sizes.append((len(centres) - 1, 0.5 * float(np.linalg.norm(hi - lo))))
         elif o.kind != "plane":
             centres.append(np.asarray(prm["center" if o.kind == "sphere" else "position"], float))
     reach = base + [0.0, 0.0, 0.4]
@@ -85,7 +96,10 @@ def fit_camera(robot, env, width: int = 640, height: int = 480) -> Camera:
     target = 0.5 * (reach + c)
     d = c - base
     yaw = float(np.degrees(np.arctan2(d[1], d[0]))) - 80.0
-    extent = float(np.max(np.linalg.norm(np.asarray(centres) - target, axis=1)))
+    reach_out = np.linalg.norm(np.asarray(centres) - target, axis=1)
+    for i, size in sizes:
+        reach_out[i] += size
+    extent = float(np.max(reach_out))
     return Camera(target=tuple(target), distance=max(2.0, 2.2 * extent), yaw=yaw, pitch=-28.0, width=width,
                   height=height)
 
@@ -93,6 +107,30 @@ def fit_camera(robot, env, width: int = 640, height: int = 480) -> Camera:
 OBSTACLE_RGBA = (0.55, 0.6, 0.7, 1.0)
 CLOUD_RGBA = (0.2, 0.5, 0.9, 1.0)
 SPHERE_RGBA = (1.0, 0.45, 0.1, 0.45)
+# Inline vertices per pybullet visual shape, under the smallest B3_MAX_NUM_VERTICES of pybullet's
+# builds (8192; its index cap is at least 4x that). Beyond it pybullet drops vertices, so bigger
+# meshes are split into several shapes (a multiple of 3: whole triangles).
+MAX_MESH_VERTICES = 8190
+
+
+def mesh_pieces(vertices, faces, two_sided: bool, max_vertices: int = MAX_MESH_VERTICES):
+    """Flat-shaded triangle soups for pybullet, at most ``max_vertices`` vertices each: a list of
+    ``(vertices (3k, 3), indices (3k,), normals (3k, 3))``, triangle t being vertices 3t..3t+2 with
+    its face normal. ``two_sided`` adds every triangle again, wound the other way (pybullet's
+    renderers cull back faces)."""
+    tri = np.asarray(vertices, dtype=float)[np.asarray(faces, dtype=np.int64)]  # (m, 3, 3)
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(n, axis=1, keepdims=True)
+    n = np.divide(n, length, out=np.zeros_like(n), where=length > 0)  # degenerate triangles: no normal
+    if two_sided:
+        tri = np.concatenate([tri, tri[:, ::-1]])
+        n = np.concatenate([n, -n])
+    per = max(1, int(max_vertices) // 3)
+    out = []
+    for start in range(0, len(tri), per):
+        t = tri[start:start + per]
+        out.append((t.reshape(-1, 3), np.arange(3 * len(t)), np.repeat(n[start:start + per], 3, axis=0)))
+    return out
 
 
 class PyBulletViewer:
@@ -100,6 +138,7 @@ class PyBulletViewer:
 
     gui: open pybullet's window (needs a display); False renders off-screen only.
     spheres: overlay the collision spheres. max_cloud_points: point-cloud points drawn at most.
+    ``obstacle_bodies``: obstacle id -> the pybullet body ids drawing it (``physics_client``).
     """
 
     def __init__(self, robot, env=None, gui: bool = False, spheres: bool = False, max_cloud_points: int = 3000) -> None:
@@ -132,9 +171,14 @@ class PyBulletViewer:
             raise ValueError(f"pybullet's model of {urdf} lacks joints {missing}")
         for name, value in robot.fixed_joint_values.items():
             p.resetJointState(self._body, self._joint_index[name], float(value), physicsClientId=self._cid)
-        self._obstacles = [self._add_obstacle(o, max_cloud_points) for o in (env or [])]
+        self.obstacle_bodies = {o.id: self._add_obstacle(o, max_cloud_points) for o in (env or [])}
         self.camera = fit_camera(robot, env)  # render's default; replace it to look elsewhere
         self._sphere_bodies = self._add_spheres() if spheres else []
+
+    @property
+    def physics_client(self) -> int | None:
+        """The pybullet client id (None once closed)."""
+        return self._cid
 
     # ----- scene -----
     def _visual(self, **kw):
@@ -165,6 +209,13 @@ class PyBulletViewer:
             r = max(float(prm["point_radius"]), 0.004)
             shape = self._visual(shapeType=p.GEOM_SPHERE, radius=r, rgbaColor=CLOUD_RGBA)
             return [self._body_at(shape, q) for q in pts]
+        if o.kind in ("mesh", "convex"):  # world-frame triangles, the body at the origin
+            bodies = []
+            for verts, idx, normals in mesh_pieces(prm["vertices"], prm["faces"], two_sided=o.kind == "mesh"):
+                shape = self._visual(shapeType=p.GEOM_MESH, vertices=verts.tolist(), indices=idx.tolist(),
+                                     normals=normals.tolist(), rgbaColor=OBSTACLE_RGBA)
+                bodies.append(self._body_at(shape, (0.0, 0.0, 0.0)))
+            return bodies
         quat = matrix_to_quat(prm["rotation"])
         if o.kind == "box":
             shape = self._visual(shapeType=p.GEOM_BOX, halfExtents=list(map(float, prm["half_extents"])),
