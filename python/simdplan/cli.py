@@ -1,7 +1,7 @@
 """The ``simdplan`` command: plan a scene, benchmark MotionBenchMaker problems, show the build.
 
     simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
-                        [--no-simplify] [--out PATH.json|PATH.csv]
+                        [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
     simdplan info [--json]
@@ -14,11 +14,14 @@ bar of ``bench`` shows only when stderr is a terminal.
 
 Exit codes: 0 done (``plan``: a path was found); 1 ``plan`` found no path within its limits;
 2 a user error (bad flag, missing or invalid scene file, invalid start or goal), reported as one
-line on stderr without a traceback (``--debug`` shows it); 130 interrupted. Anything else that
+line on stderr without a traceback (``--debug`` shows it); 3 ``plan --verify-meshes``: a path was
+found but it collides with the robot's real collision geometry; 130 interrupted. Anything else that
 escapes is a bug and keeps its traceback.
 
 Every path a plan returns is re-checked independently with ``robot.is_motion_valid`` at 10x the
-planning resolution between consecutive waypoints ("verified").
+planning resolution between consecutive waypoints ("verified"). With ``--verify-meshes`` it is
+also checked against the robot's collision meshes (convex hulls, coal; simdplan.verify_path) at
+its default step, with the scene's padding ("mesh check").
 """
 
 from __future__ import annotations
@@ -337,6 +340,7 @@ def cmd_plan(args) -> int:
     path = resolve_scene(args.scene)
     _check_out(args.out)
     scene = load_scene(path)
+    mesh_urdf = _mesh_check_setup(scene) if getattr(args, "verify_meshes", False) else None
     settings, checked = _apply_overrides(getattr(scene, "settings", None), {
         "planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
         "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None,
@@ -358,6 +362,9 @@ def cmd_plan(args) -> int:
     if result.success:
         verified = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
                                VERIFY_FACTOR * res, checked.padding, checked.link == "certified", checked.min_step)
+    meshes = None
+    if mesh_urdf is not None and result.success:
+        meshes = _mesh_check(scene, result.path, checked.padding, mesh_urdf)
     info = simdplan.info()
     name = getattr(scene, "name", None) or os.path.splitext(os.path.basename(path))[0]
     rows = [
@@ -385,6 +392,8 @@ def cmd_plan(args) -> int:
                           if verified["ok"] else
                           f"NO ({VERIFY_FACTOR}x the planning resolution): {verified['reason']}")),
         ]
+        if meshes is not None:
+            rows.append(("mesh check", _mesh_row(meshes)))
     rows.append(("ISA", f"{info['isa']} ({info['lanes']} float lanes)"))
 
     if result.success and args.out:
@@ -397,6 +406,9 @@ def cmd_plan(args) -> int:
 
     if verified is not None and not verified["ok"]:
         _err(f"warning: the returned path failed the independent check: {verified['reason']}")
+    if meshes is not None and not meshes.valid:
+        _err(f"the returned path collides with the robot's collision meshes: {meshes.first_collision}")
+        return 3
     if not result.success:
         limit = []
         if checked.time_limit:
@@ -411,6 +423,51 @@ def cmd_plan(args) -> int:
              f"after {iters:,} iterations{detail})" + ("; nothing written" if args.out else ""))
         return 1
     return 0
+
+
+def _mesh_check_setup(scene) -> str:
+    """plan --verify-meshes, before planning: coal is importable and the robot's mesh URDF is known
+    (a built-in robot, or a scene robot given by a URDF with mesh or primitive collision geometry)."""
+    from simdplan.planner import verify  # noqa: PLC0415
+
+    try:
+        verify._coal()
+    except ImportError as exc:
+        raise UserError(f"--verify-meshes: {exc}") from exc
+    spec = getattr(scene, "robot_spec", None)
+    candidates = []
+    if isinstance(spec, dict) and isinstance(spec.get("urdf"), str):
+        urdf = spec["urdf"]
+        base = os.path.dirname(scene.path) if getattr(scene, "path", None) else os.getcwd()
+        candidates.append(urdf if os.path.isabs(urdf) else os.path.normpath(os.path.join(base, urdf)))
+    for urdf in candidates:
+        if os.path.isfile(urdf) and verify._has_collision_geometry(urdf):
+            return urdf
+    found = verify.mesh_urdf_for(scene.robot)
+    if found is None:
+        raise UserError(f"--verify-meshes: robot {scene.robot.name!r} has no known collision meshes (its URDF has "
+                        f"only spheres); give the scene's robot as {{urdf: the mesh URDF}} or call "
+                        f"simdplan.verify_path(robot, path, env, mesh_urdf=...)")
+    return found
+
+
+def _mesh_check(scene, path, padding: float, mesh_urdf: str):
+    """simdplan.verify_path on the returned path (the flag --verify-meshes)."""
+    from simdplan.planner.verify import verify_path as verify_meshes  # noqa: PLC0415
+
+    try:
+        return verify_meshes(scene.robot, path, scene.env, padding=padding, mesh_urdf=mesh_urdf)
+    except (ValueError, FileNotFoundError) as exc:
+        raise UserError(f"--verify-meshes: {exc}") from exc
+
+
+def _mesh_row(v) -> str:
+    where = (f"{v.checked_samples if not v.valid else v.total_samples} of {v.total_samples} samples at "
+             f"{v.resolution:g} rad steps, {os.path.basename(v.mesh_urdf)} convex hulls"
+             f"{f', padding {v.padding:g} m' if v.padding else ''}, {v.seconds * 1e3:.0f} ms")
+    if v.valid:
+        return f"yes, collision-free ({where})"
+    return f"NO: {v.first_collision} ({where})"
 
 
 def _print_summary(title: str, rows: list[tuple[str, str]]) -> None:
@@ -965,7 +1022,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show Python tracebacks for every error")
     ap = argparse.ArgumentParser(prog="simdplan", parents=[debug],
                                  description="Sampling-based motion planning with a SIMD collision core.",
-                                 epilog="Exit codes: 0 ok, 1 no path found (plan), 2 user error, 130 interrupted.")
+                                 epilog="Exit codes: 0 ok, 1 no path found (plan), 2 user error, 3 mesh check failed "
+                                        "(plan --verify-meshes), 130 interrupted.")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("plan", parents=[debug], help="plan a path in a scene file or a shipped example scene",
@@ -980,6 +1038,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="PATH", help="write the result: .json (everything) or .csv (waypoints)")
     p.add_argument("--certified", action="store_true",
                    help="certified Link: every edge proven collision-free between its ends, not just at samples")
+    p.add_argument("--verify-meshes", action="store_true",
+                   help="re-check the path against the robot's collision meshes (convex hulls, needs coal: "
+                        "pip install simdplan[verify]); exit code 3 if it collides")
     p.set_defaults(func=cmd_plan)
 
     b = sub.add_parser("bench", parents=[debug], help="benchmarks (bench mbm: MotionBenchMaker problems)")
