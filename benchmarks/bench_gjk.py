@@ -2,8 +2,9 @@
 """Convex hulls: support-point queries and GJK sphere / capsule distances, side by side with coal.
 
 Hulls (fixed seed): points on the unit sphere, 100, 1k, 10k and 20k vertices; a skinny ellipsoid
-(5k points, axes 1 : 0.1 : 0.02); and the UR5's collision meshes (hulls of their vertices) when
-the folder given by --ur5-meshes exists (default /work/shared/robots/ur5/meshes/ur5/collision).
+(5k points, axes 1 : 0.1 : 0.02); and the UR5's collision meshes (hulls of their vertices), the
+copies shipped in the repository (robots/data/ur5/meshes/ur5/collision, i.e. under
+simdplan.robots.DATA_DIR; --ur5-meshes DIR reads another folder, skipped if it does not exist).
 Measured, in one run, every ISA interleaved inside each repeat, medians over repeats:
   1. support   ns per cold query (each direction starts at the six axis-extreme vertices), random
                unit directions, for brute force, plain hill climbing (CSR adjacency) and packed hill
@@ -38,10 +39,10 @@ import simdplan
 from simdplan.collision import ConvexHull
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_bvh import ur5_collision_dir  # noqa: E402  (the repository's UR5 meshes)
 from bench_core import Timing, machine_info  # noqa: E402  (same machine record as the core benchmark)
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "gjk.json"
-UR5_MESHES = "/work/shared/robots/ur5/meshes/ur5/collision"
 FULL = dict(spheres=[100, 1_000, 10_000, 20_000], directions=100_000, support_repeats=7, queries=20_000,
             gjk_repeats=7, coal_queries=3_000, python_calls=3_000)
 QUICK = dict(spheres=[100, 1_000, 10_000], directions=10_000, support_repeats=2, queries=2_000, gjk_repeats=2,
@@ -191,10 +192,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer queries and repeats (smoke run, about 20 s)")
     ap.add_argument("--json", default=str(DEFAULT_JSON), help=f"where to write raw results (default {DEFAULT_JSON})")
-    ap.add_argument("--ur5-meshes", default=UR5_MESHES, help="folder of the UR5 collision STLs (skipped if absent)")
+    ap.add_argument("--ur5-meshes", default=None,
+                    help="folder of the UR5 collision STLs (default: the repository's robots/data copy; skipped if absent)")
     ap.add_argument("--seed", type=int, default=2024)
     args = ap.parse_args(argv)
     args.P = P = QUICK if args.quick else FULL
+    if args.ur5_meshes is None:
+        args.ur5_meshes = str(ur5_collision_dir())
 
     import coal
     from rich.console import Console
