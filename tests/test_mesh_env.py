@@ -29,13 +29,13 @@ def _arch():
     return np.asarray(m.vertices), np.asarray(m.faces)
 
 
-def _specs(rng):
+def _specs(rng, hull_points=30):
     """A mesh (the arch, placed with a random rotation about z) and a random convex hull, near the panda."""
     v, f = _arch()
     yaw = rng.uniform(-0.5, 0.5)
     mesh = {"kind": "mesh", "vertices": v, "faces": f, "position": [0.5, rng.uniform(-0.2, 0.2), 0.4],
             "euler": [0.0, 0.0, yaw], "scale": rng.uniform(0.8, 1.2)}
-    pts = rng.normal(size=(30, 3)) * [0.08, 0.12, 0.1]
+    pts = rng.normal(size=(hull_points, 3)) * [0.08, 0.12, 0.1]
     hull = {"kind": "convex", "points": pts, "position": [0.3, rng.uniform(-0.5, 0.5), 0.7],
             "euler": rng.uniform(-np.pi, np.pi, 3).tolist()}
     return [mesh, hull]
@@ -100,6 +100,26 @@ def test_clearance_matches_reference(isa, seed):
     np.testing.assert_allclose([PANDA.clearance(q, env, self_collision=False) for q in Q[:5]], got[:5], atol=1e-6)
     np.testing.assert_allclose(PANDA.clearance_many(Q[:5], env, padding=0.01, self_collision=False), got[:5] - 0.01,
                                atol=1e-5)
+
+
+def test_big_hull_matches_reference(isa):
+    """Hulls of more than kHullPlaneMax (128) triangles take the support-plane + GJK path."""
+    rng = np.random.default_rng(8)
+    p = rng.normal(size=(400, 3))
+    spec = {"kind": "convex", "points": p / np.linalg.norm(p, axis=1)[:, None] * [0.15, 0.25, 0.2],
+            "position": [0.45, 0.1, 0.5], "euler": [0.3, -0.2, 0.9]}
+    env, (hid,) = reference.make_environment([spec])
+    assert len(env[hid].params["faces"]) > 128
+    Q = rng.uniform(PANDA.lower, PANDA.upper, (300, PANDA.dof))
+    got = PANDA.is_valid_many(Q, env)
+    want, clear = _reference_verdicts(PANDA, Q, [spec], 0.0)
+    want &= PANDA.is_valid_many(Q)
+    np.testing.assert_array_equal(got[clear], want[clear])
+    assert 0 < want.sum() < len(want)
+    np.testing.assert_array_equal([PANDA.is_valid(q, env) for q in Q[:80]], got[:80])
+    S = PANDA.fk_many(Q[:30]).astype(np.float64)
+    np.testing.assert_allclose(PANDA.clearance_many(Q[:30], env, self_collision=False),
+                               (reference.distance(S[:, :, :3], spec) - S[:, :, 3]).min(axis=1), atol=3e-5)
 
 
 def _farthest_sphere(q):

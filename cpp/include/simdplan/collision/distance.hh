@@ -55,9 +55,13 @@ SIMDPLAN_INLINE float shape_sdist(const EnvironmentView& env, int32_t idx, float
     }
     default: {  // kObsConvex: a plane beyond reach bounds the distance; else the exact GJK distance
       using S = VecScalar;
-      S margin;
-      const float plane = hull_plane_max(env, rec, S{x}, S{y}, S{z}, margin).v;
-      if (plane - margin.v >= reach) return HUGE_VALF;
+      if (env.hull_plane_begin[rec + 1] - env.hull_plane_begin[rec] > kHullPlaneMax) {
+        if (hull_support_gap(env, rec, x, y, z) >= reach) return HUGE_VALF;
+      } else {
+        S margin;
+        const float plane = hull_plane_max(env, rec, S{x}, S{y}, S{z}, margin).v;
+        if (plane - margin.v >= reach) return HUGE_VALF;
+      }
       return float(hull_sdist(env, rec, x, y, z));
     }
   }
