@@ -319,6 +319,14 @@ Hull::Hull(const float* xyz, int32_t n, const int32_t* adj_begin, const int32_t*
   view_.scale = std::max({double(amax[0]), double(amax[1]), double(amax[2])});
   view_.n_faces = int32_t(n_tris);
   view_.face_plane = planes_.data();
+  const int64_t fp = (n_tris + kHullPad - 1) / kHullPad * kHullPad + kHullPad;  // a spare block: whole-vector loads
+  plane_soa_.assign(size_t(4 * fp), 0.0f);
+  for (int64_t f = 0; f < fp; ++f) {
+    for (int k = 0; k < 3; ++k) plane_soa_[size_t(k * fp + f)] = f < n_tris ? float(planes_[size_t(4 * f + k)]) : 0.0f;
+    plane_soa_[size_t(3 * fp + f)] = f < n_tris ? float(planes_[size_t(4 * f + 3)]) : HUGE_VALF;
+  }
+  view_.plane_soa = plane_soa_.data();
+  view_.n_faces_padded = int32_t(fp);
   view_.n_edges = int32_t(n_edges);
   view_.edge = edges_.data();
 

@@ -64,6 +64,7 @@ class Hull {
   std::vector<int32_t> adj_begin_, adj_;
   std::vector<HullLine> lines_;  // 64-byte aligned (C++17 aligned new)
   std::vector<double> planes_;
+  std::vector<float> plane_soa_;
   std::vector<int32_t> edges_;
   HullView view_{};
   HullStats stats_{};

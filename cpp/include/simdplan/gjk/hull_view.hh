@@ -27,6 +27,8 @@
 //   extreme     the vertices of smallest and largest x, y, z: the six warm starts of hill climbing.
 //   face_plane  n_faces x 4 doubles: outward unit normal nx, ny, nz and offset h of every boundary
 //               triangle (inside: n . p <= h); for the depth of a query inside the hull.
+//   plane_soa   the same rounded to float32 as structure of arrays (gjk/gjk.hh's point depth scans
+//               them W at a time and re-evaluates in double only the triangles that may be least).
 //   edge        n_edges x 4 int32: the two vertices and the two triangles of every boundary edge;
 //               for the depth of a segment that crosses the hull.
 //
@@ -71,6 +73,9 @@ struct HullView {
   float abs_max[3];          // largest |x|, |y|, |z| over the vertices (rounding bounds)
   int32_t n_faces;
   const double* face_plane;  // n_faces x 4
+  const float* plane_soa;    // the same planes in float32, 4 arrays (nx, ny, nz, h) of n_faces_padded
+                             // (pad: n = 0, h = +inf), for a vector pre-pass of the depth
+  int32_t n_faces_padded;    // multiple of kHullPad
   int32_t n_edges;
   const int32_t* edge;       // n_edges x 4: v0, v1, face0, face1
   double centroid[3];        // mean of the vertices (strictly inside a non-flat hull)
