@@ -129,18 +129,18 @@ SIMDPLAN_NOINLINE bool group_vs_shape(const RobotView& rb, const EnvironmentView
   });
 }
 
-// Group g's bounds on lanes `lanes` (not done) against obstacle idx: the bound first, then the
-// spheres (placed on demand). Returns true when the caller should stop (all lanes done, or a
-// collision with stop_at_first).
+// Group g's bounds on the lanes not done against obstacle idx: the bound first, then the spheres
+// (placed on demand). Returns true when the caller should stop (all lanes done, or a collision
+// with stop_at_first).
 template <class V>
 SIMDPLAN_INLINE bool group_vs_obstacle(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                       int32_t g, int32_t idx, float padding, typename V::Mask lanes,
-                                       typename V::Mask& done, bool stop_at_first) {
+                                       int32_t g, int32_t idx, float padding, typename V::Mask& done,
+                                       bool stop_at_first) {
   using M = typename V::Mask;
   const int32_t kind = env.obstacle_kind[idx];
   const float* o = obstacle_data(env, idx);
   const V br = V::fill(rb.group_bound[4 * g + 3] + padding);
-  auto cand = obstacle_hit(record_kind(kind), o, s.bx[g], s.by[g], s.bz[g], br) & lanes & ~done;
+  auto cand = obstacle_hit(record_kind(kind), o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
   if (!cand.any()) return false;
   if (is_shape_kind(kind)) return group_vs_shape(rb, env, s, g, idx, padding, cand, done, stop_at_first);
   return group_spheres_vs(rb, s, g, padding, cand, done, stop_at_first,
@@ -166,9 +166,13 @@ SIMDPLAN_NOINLINE bool group_vs_environment_by_lane(const RobotView& rb, const E
   while (todo && !stop) {
     const int l = __builtin_ctz(todo);
     todo &= todo - 1;
-    const M lane = M::from_bits(1u << l);
+    // the other lanes count as done here, so only lane l is tested; its outcome goes back to done
+    const M others = M::from_bits(first_lanes<V>(W) & ~(1u << l));
     auto visit = [&](int32_t idx) {
-      stop = group_vs_obstacle(rb, env, s, g, idx, padding, lane, done, stop_at_first);
+      M mine = done | others;
+      stop = group_vs_obstacle(rb, env, s, g, idx, padding, mine, stop_at_first);
+      done = done | (mine & ~others);
+      stop = stop && (stop_at_first || done.all());  // mine.all() only says lane l is done
       return stop || ((done.bits() >> l) & 1u);  // this lane is decided
     };
     bool decided = false;
@@ -187,16 +191,14 @@ SIMDPLAN_NOINLINE bool group_vs_environment_by_lane(const RobotView& rb, const E
 template <class V>
 SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                           int32_t g, float padding, typename V::Mask& done, bool stop_at_first) {
-  using M = typename V::Mask;
   if (env.n_obstacles == 0) return false;
   const float rbound = rb.group_bound[4 * g + 3] + padding;
   const float lo[3] = {s.bx[g].hmin() - rbound, s.by[g].hmin() - rbound, s.bz[g].hmin() - rbound};
   const float hi[3] = {s.bx[g].hmax() + rbound, s.by[g].hmax() + rbound, s.bz[g].hmax() + rbound};
   if (V::W > 1 && env.obstacle_tree.nodes > 0 && !tree_pays(env.obstacle_tree.node[0], lo, hi))
     return group_vs_environment_by_lane(rb, env, s, g, padding, done, stop_at_first);
-  const M all = M::from_bits(first_lanes<V>(V::W));
   return for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
-    return group_vs_obstacle(rb, env, s, g, idx, padding, all, done, stop_at_first);
+    return group_vs_obstacle(rb, env, s, g, idx, padding, done, stop_at_first);
   });
 }
 
