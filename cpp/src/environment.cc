@@ -204,7 +204,7 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
     for (size_t i = 0; i < stride; ++i)
       aabb_soa_[c * stride + i] = i < n ? aabbs[6 * i + c] : (c < 3 ? HUGE_VALF : -HUGE_VALF);  // empty pad boxes
   // many obstacles: an AABB tree over the bounded ones
-  if (n >= size_t(kObstacleTreeMin)) {
+  if (n >= size_t(kObstacleTreeBuildMin)) {
     std::vector<float> bounded_boxes;
     std::vector<int32_t> bounded;
     for (size_t i = 0; i < n; ++i) {

@@ -87,7 +87,7 @@ struct EnvironmentView {
   const int32_t* hull_plane_begin;  // n_hulls + 1
   const float* hull_planes;         // 4 floats per plane, world frame
   const float* hull_plane_abs;      // per hull: largest |h| of its planes
-  // Broad phase for many obstacles (collision/obstacles.hh): from kObstacleTreeMin obstacles on, an
+  // Broad phase for many obstacles (collision/obstacles.hh): from kObstacleTreeBuildMin obstacles on, an
   // AABB tree over the bounded obstacles' AABBs (the same outward-rounded boxes as aabb_soa);
   // leaf slot s is obstacle tree_obstacle[s]. The unbounded ones (planes) are always candidates.
   // obstacle_tree.nodes == 0: no tree, the linear SIMD scan of aabb_soa serves.
@@ -97,13 +97,18 @@ struct EnvironmentView {
   const int32_t* unbounded;
 };
 
+// The kernels walk the tree instead of scanning from kObstacleTreePerLane x (floats per vector)
+// obstacles on: the scan tests that many boxes per instruction.
 // PERF: planning 20 panda queries among N small random boxes, median planning time, tree / scan:
 // N = 64: 41-54 / 34-37 us, 256: 149-194 / 126 us, 1000: 2.1-3.5 / 2.4-2.6 ms, 4000: 1.1-1.2 /
 // 2.5-3.8 ms (Xeon 2.5 GHz, AVX-512, a busy machine); random-configuration batches never gained.
-// (A compile-time knob, -DSIMDPLAN_OBSTACLE_TREE_MIN=N, for such comparisons.)
-#ifndef SIMDPLAN_OBSTACLE_TREE_MIN
-#define SIMDPLAN_OBSTACLE_TREE_MIN 2048
+// The scalar build scans one box at a time: 10k random configurations among 1,000 boxes took
+// 56 us each by the scan (benchmarks/bench_env_shapes.py), against 3 us among 5,000 by the tree.
+// (A compile-time knob, -DSIMDPLAN_OBSTACLE_TREE_PER_LANE=N, for such comparisons.)
+#ifndef SIMDPLAN_OBSTACLE_TREE_PER_LANE
+#define SIMDPLAN_OBSTACLE_TREE_PER_LANE 128
 #endif
-constexpr int32_t kObstacleTreeMin = SIMDPLAN_OBSTACLE_TREE_MIN;
+constexpr int32_t kObstacleTreePerLane = SIMDPLAN_OBSTACLE_TREE_PER_LANE;
+constexpr int32_t kObstacleTreeBuildMin = kObstacleTreePerLane;  // the scalar build's threshold
 
 }  // namespace simdplan
