@@ -33,10 +33,15 @@ _IDENTITY_POSE = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 _SCALARS = (float, int, np.floating, np.integer)  # isinstance is 10x cheaper than np.ndim here
 
 
-def _pose12(rotation, translation) -> tuple:
-    """The pose as 12 floats (rotation row-major, translation) for the single-query calls."""
+def _pose12(rotation, translation):
+    """The pose as 12 floats (rotation row-major, translation) for the single-query calls; the core
+    checks the values (finite, a rotation)."""
     if rotation is None and translation is None:
         return _IDENTITY_POSE
+    if (type(rotation) is np.ndarray and type(translation) is np.ndarray and rotation.shape == (3, 3)
+            and translation.shape == (3,)):
+        # PERF: the usual call, arrays of the right shapes: 1.5-2.7 us through _pose below, 0.4 here
+        return rotation.ravel().tolist() + translation.tolist()
     R, t = _pose(rotation, translation)
     return tuple(R.ravel().tolist()) + tuple(t.tolist())
 
