@@ -55,7 +55,6 @@ import dataclasses
 import math
 import os
 import time
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -184,25 +183,6 @@ class _Geom:
         return self._mesh_bvh
 
 
-def _rpy_matrix(xyz, rpy) -> np.ndarray:
-    """URDF <origin>: rpy is extrinsic x-y-z (R = Rz(yaw) Ry(pitch) Rx(roll))."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    m = np.eye(4)
-    m[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                 [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                 [-sp, cp * sr, cp * cr]]
-    m[:3, 3] = xyz
-    return m
-
-
-def _floats(text, n: int, what: str) -> list[float]:
-    vals = [float(v) for v in (text or "").split()]
-    if len(vals) != n or not all(math.isfinite(v) for v in vals):
-        raise ValueError(f"{what} must be {n} finite numbers, got {text!r}")
-    return vals
-
-
 def _hull(points: np.ndarray, what: str) -> dict:
     """Convex hull of points: vertices (n, 3), outward triangles (m, 3), planes (m, 4)."""
     from scipy.spatial import ConvexHull, QhullError  # noqa: PLC0415
@@ -233,61 +213,41 @@ def _bounding_sphere(points: np.ndarray) -> tuple[np.ndarray, float]:
     return centre, float(np.linalg.norm(points - centre, axis=1).max())
 
 
-def _read_geometry(urdf_path: str) -> dict[str, list[_Geom]]:
-    """Collision elements of every link of a URDF (meshes as convex hulls)."""
+def _link_geometry(desc) -> dict[str, list[_Geom]]:
+    """Every link's collision elements, from the URDF as simdplan.robots.description read it: its
+    spheres and primitives as they are, its meshes as convex hulls (each file and scale once)."""
     import trimesh  # noqa: PLC0415
 
-    from simdplan.robots.description import resolve_mesh_path  # noqa: PLC0415
-
-    root = ET.parse(urdf_path).getroot()
-    folder = os.path.dirname(os.path.abspath(urdf_path))
     out: dict[str, list[_Geom]] = {}
     loaded: dict = {}  # (mesh file, scale) -> hull and triangles, shared by links using the same file
-    for link in root.findall("link"):
-        name = link.get("name")
+    for name, link in desc.links.items():
         geoms = []
-        for i, col in enumerate(link.findall("collision")):
-            what = f"{urdf_path}: link {name!r} collision {i}"
-            o = col.find("origin")
-            origin = np.eye(4) if o is None else _rpy_matrix(_floats(o.get("xyz", "0 0 0"), 3, f"{what} origin xyz"),
-                                                            _floats(o.get("rpy", "0 0 0"), 3, f"{what} origin rpy"))
-            g = col.find("geometry")
-            shape = None if g is None or len(g) == 0 else g[0]
-            if shape is None:
-                continue
-            if shape.tag == "mesh":
-                path = resolve_mesh_path(shape.get("filename", ""), folder)
-                if not os.path.isfile(path):
-                    raise FileNotFoundError(f"{what}: mesh file not found: {path}")
-                scale = np.ones(3)
-                if shape.get("scale"):
-                    vals = [float(v) for v in shape.get("scale").split()]
-                    scale = np.broadcast_to(np.asarray(vals, dtype=float), (3,)).copy()
-                key = (path, tuple(scale))
-                if key not in loaded:
-                    mesh = trimesh.load(path, force="mesh", process=False)
-                    verts = np.asarray(mesh.vertices, dtype=np.float64) * scale
-                    if len(verts) < 4:
-                        raise ValueError(f"{what}: mesh {path} has fewer than 4 vertices")
-                    params = _hull(verts, f"{what} ({path})")
-                    params.update(source=path, mesh_vertices=verts, mesh_faces=np.asarray(mesh.faces, dtype=np.int64))
-                    loaded[key] = params
-                params = loaded[key]
-                centre, radius = _bounding_sphere(params["vertices"])
-                geoms.append(_Geom(name, "convex", origin, params, centre, radius))
-            elif shape.tag == "box":
-                he = 0.5 * np.asarray(_floats(shape.get("size"), 3, f"{what} box size"))
-                geoms.append(_Geom(name, "box", origin, {"half_extents": he}, np.zeros(3), float(np.linalg.norm(he))))
-            elif shape.tag in ("cylinder", "capsule"):
-                r = _floats(shape.get("radius"), 1, f"{what} {shape.tag} radius")[0]
-                length = _floats(shape.get("length"), 1, f"{what} {shape.tag} length")[0]
-                bound = math.hypot(r, length / 2) if shape.tag == "cylinder" else length / 2 + r
-                geoms.append(_Geom(name, shape.tag, origin, {"radius": r, "length": length}, np.zeros(3), bound))
-            elif shape.tag == "sphere":
-                r = _floats(shape.get("radius"), 1, f"{what} sphere radius")[0]
-                geoms.append(_Geom(name, "sphere", origin, {"radius": r}, np.zeros(3), r))
-            else:
-                raise ValueError(f"{what}: unsupported collision geometry <{shape.tag}>")
+        for x, y, z, r in link.spheres:
+            origin = np.eye(4)
+            origin[:3, 3] = (x, y, z)
+            geoms.append(_Geom(name, "sphere", origin, {"radius": float(r)}, np.zeros(3), float(r)))
+        for p in link.collision_primitives:
+            if p.kind == "box":
+                bound = float(np.linalg.norm(p.params["half_extents"]))
+            else:  # cylinder
+                bound = math.hypot(p.params["radius"], p.params["length"] / 2)
+            geoms.append(_Geom(name, p.kind, np.asarray(p.origin, dtype=float), dict(p.params), np.zeros(3), bound))
+        for i, m in enumerate(link.collision_meshes):
+            what = f"{desc.urdf_path}: link {name!r} collision mesh {i}"
+            if not os.path.isfile(m.path):
+                raise FileNotFoundError(f"{what}: mesh file not found: {m.path}")
+            key = (m.path, tuple(np.asarray(m.scale, dtype=float)))
+            if key not in loaded:
+                mesh = trimesh.load(m.path, force="mesh", process=False)
+                verts = np.asarray(mesh.vertices, dtype=np.float64) * np.asarray(m.scale, dtype=float)
+                if len(verts) < 4:
+                    raise ValueError(f"{what}: mesh {m.path} has fewer than 4 vertices")
+                params = _hull(verts, f"{what} ({m.path})")
+                params.update(source=m.path, mesh_vertices=verts, mesh_faces=np.asarray(mesh.faces, dtype=np.int64))
+                loaded[key] = params
+            params = loaded[key]
+            centre, radius = _bounding_sphere(params["vertices"])
+            geoms.append(_Geom(name, "convex", np.asarray(m.origin, dtype=float), params, centre, radius))
         if geoms:
             out[name] = geoms
     return out
@@ -335,7 +295,7 @@ def _mesh_model(urdf_path: str):
     if hit is None:
         coal = _coal()
         desc = read_urdf(urdf_path)
-        geoms = _read_geometry(urdf_path)
+        geoms = _link_geometry(desc)
         shapes: dict[int, object] = {}
         for lst in geoms.values():
             for g in lst:
@@ -350,15 +310,13 @@ def _mesh_model(urdf_path: str):
 
 def _has_collision_geometry(urdf_path: str) -> bool:
     """True if the URDF has collision geometry other than spheres (meshes or primitives)."""
+    from simdplan.robots.description import read_urdf  # noqa: PLC0415
+
     try:
-        root = ET.parse(urdf_path).getroot()
-    except (ET.ParseError, OSError):
+        desc = read_urdf(urdf_path)
+    except (ValueError, OSError):
         return False
-    for col in root.iter("collision"):
-        g = col.find("geometry")
-        if g is not None and len(g) and g[0].tag != "sphere":
-            return True
-    return False
+    return any(link.other_geometry for link in desc.links.values())
 
 
 def mesh_urdf_for(robot) -> str | None:

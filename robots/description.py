@@ -49,12 +49,23 @@ class MeshRef:
 
 
 @dataclasses.dataclass
+class PrimitiveRef:
+    """A URDF collision primitive other than a sphere: ``kind`` "box" (params ``half_extents`` (3,))
+    or "cylinder" (``radius``, ``length``: total, along local z); pose in the link frame (4, 4)."""
+
+    kind: str
+    origin: np.ndarray
+    params: dict
+
+
+@dataclasses.dataclass
 class LinkDesc:
     name: str
     spheres: np.ndarray  # (k, 4): centre in the link frame, radius; metres
     other_geometry: list[str]  # collision geometry that is not a sphere (kind names)
     visual_meshes: list[MeshRef] = dataclasses.field(default_factory=list)
     collision_meshes: list[MeshRef] = dataclasses.field(default_factory=list)
+    collision_primitives: list[PrimitiveRef] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -92,6 +103,19 @@ def _mesh_refs(elements, urdf_dir: str) -> list[MeshRef]:
     return out
 
 
+def _primitive(path: str, link: str, kind: str, shape, origin: np.ndarray) -> PrimitiveRef:
+    """A validated box or cylinder collision element (sizes finite and > 0)."""
+    if kind == "box":
+        size = np.asarray(shape.size, dtype=float).reshape(-1)
+        if size.shape != (3,) or not np.all(np.isfinite(size)) or np.any(size <= 0):
+            raise _fail(path, f"link {link!r} has a collision box of size {size.tolist()}: 3 sizes > 0 needed")
+        return PrimitiveRef("box", origin, {"half_extents": 0.5 * size})
+    r, length = float(shape.radius), float(shape.length)
+    if not (np.isfinite(r) and np.isfinite(length) and r > 0 and length > 0):
+        raise _fail(path, f"link {link!r} has a collision cylinder of radius {r}, length {length}: both must be > 0")
+    return PrimitiveRef("cylinder", origin, {"radius": r, "length": length})
+
+
 def read_urdf(path: str | os.PathLike) -> RobotDescription:
     """Parse and validate a URDF file (FileNotFoundError if missing, ValueError if malformed)."""
     import yourdfpy
@@ -116,7 +140,7 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
     for link in model.links:
         if link.name in links:
             raise _fail(path, f"link {link.name!r} is defined twice")
-        spheres, other = [], []
+        spheres, other, primitives = [], [], []
         for col in link.collisions:
             geom = col.geometry
             origin = np.eye(4) if col.origin is None else np.asarray(col.origin, dtype=float)
@@ -129,12 +153,14 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
                 kind = next((k for k in ("box", "cylinder", "mesh", "capsule")
                              if geom is not None and getattr(geom, k, None) is not None), "unknown")
                 other.append(kind)
+                if kind in ("box", "cylinder"):
+                    primitives.append(_primitive(path, link.name, kind, getattr(geom, kind), origin))
         arr = np.asarray(spheres, dtype=float).reshape(-1, 4)
         if not np.all(np.isfinite(arr)):
             raise _fail(path, f"link {link.name!r} has a non-finite sphere origin")
         urdf_dir = os.path.dirname(os.path.abspath(path))
         links[link.name] = LinkDesc(link.name, arr, other, _mesh_refs(link.visuals, urdf_dir),
-                                    _mesh_refs(link.collisions, urdf_dir))
+                                    _mesh_refs(link.collisions, urdf_dir), primitives)
 
     joints: list[JointDesc] = []
     seen_child: dict[str, str] = {}

@@ -657,3 +657,34 @@ def test_mesh_path_prefixes_are_stripped(tmp_path):
     assert resolve_mesh_path("package://meshes/a.stl", base) == os.path.join(base, "meshes", "a.stl")
     assert resolve_mesh_path("meshes/a.stl", base) == os.path.join(base, "meshes", "a.stl")
     assert resolve_mesh_path("file:///abs/a.stl", base) == "/abs/a.stl"
+
+
+PRIMITIVE_URDF = """<?xml version="1.0"?>
+<robot name="prims">
+  <link name="base">
+    <collision><origin xyz="0.1 0 0" rpy="0 0 1.5707963267948966"/><geometry><box size="0.2 0.4 0.6"/></geometry></collision>
+    <collision><origin xyz="0 0 0.5"/><geometry><cylinder radius="0.05" length="0.3"/></geometry></collision>
+    <collision><geometry><sphere radius="0.1"/></geometry></collision>
+  </link>
+</robot>
+"""
+
+
+def test_collision_primitives_are_recorded(tmp_path):
+    """Boxes and cylinders are kept with their sizes and poses (simdplan.verify_path places them),
+    and are what other_geometry names; bad sizes are refused with the link named."""
+    from simdplan.robots.description import read_urdf
+
+    path = tmp_path / "prims.urdf"
+    path.write_text(PRIMITIVE_URDF)
+    link = read_urdf(path).links["base"]
+    assert link.other_geometry == ["box", "cylinder"]
+    box, cyl = link.collision_primitives
+    assert box.kind == "box" and np.allclose(box.params["half_extents"], [0.1, 0.2, 0.3])
+    np.testing.assert_allclose(box.origin[:3, 3], [0.1, 0, 0])
+    np.testing.assert_allclose(box.origin[:3, 0], [0, 1, 0], atol=1e-12)  # rotated a quarter turn about z
+    assert cyl.kind == "cylinder" and cyl.params == {"radius": 0.05, "length": 0.3}
+    np.testing.assert_allclose(link.spheres, [[0, 0, 0, 0.1]])
+    path.write_text(PRIMITIVE_URDF.replace('size="0.2 0.4 0.6"', 'size="0.2 0 0.6"'))
+    with pytest.raises(ValueError, match="'base'.*box"):
+        read_urdf(path)
