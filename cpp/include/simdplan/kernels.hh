@@ -16,6 +16,8 @@ enum DistanceFlags : uint32_t {
   kDistUseLists = 1,         // self pairs: only the certified sphere pairs (not exact distances)
   kDistStopAtCollision = 2,  // return at the first negative clearance
   kDistRunningMin = 4,       // each output is the minimum so far (for callers of the overall minimum)
+  kDistLowerBounds = 8,      // environment outputs may be lower bounds where >= 0 (convex hulls: face
+                             // planes without GJK); negative values stay exact. For certificates.
 };
 
 struct KernelTable {

@@ -275,6 +275,64 @@ SIMDPLAN_INLINE bool bvh_box_visit(const BvhView& t, const float lo[3], const fl
   }
 }
 
+// Per lane of `lanes`: min(best2, squared distance from (x,y,z) to the nearest triangle); the other
+// lanes keep best2. W points descend together: a node is visited with the lanes whose box is nearer
+// than their best so far (inflated as in the preamble), and a leaf tests its triangle against all of
+// them in one vector computation. best2 may be +inf. For many nearby points at once (a robot
+// sphere in W configurations) this replaces W separate bvh_nearest_single walks.
+template <class V>
+inline V bvh_nearest_lanes(const TriMeshView& m, V x, V y, V z, V best2, uint32_t lanes) {
+  const BvhNode* N = m.bvh.node;
+  if (m.bvh.nodes == 0 || lanes == 0) return best2;
+  const V slack = V::fill(kBvhRadiusSlack), add = V::fill(m.slack);
+  auto limit = [&](V b2) {  // +inf stays +inf
+    const V s = fmadd(vsqrt(b2), slack, add);
+    return s * s;
+  };
+  V lim = limit(best2);
+  struct Entry {
+    int32_t node;
+    uint32_t mask;
+  };
+  Entry stack[kBvhStack];
+  int sp = 0;
+  uint32_t mask = (bvh_box_sq(N[0], x, y, z) < lim).bits() & lanes;
+  int32_t i = 0;
+  while (mask) {
+    const BvhNode& nd = N[i];
+    bool next = false;
+    if (nd.left < 0) {
+      V f[kTriFields];
+      triangle_broadcast(m.tri + size_t(nd.right) * kTriStride, f);
+      const V d2 = point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr);
+      const auto better = (d2 < best2) & V::Mask::from_bits(mask);
+      if (better.any()) {
+        best2 = select(better, d2, best2);
+        lim = limit(best2);
+      }
+    } else {
+      const int32_t a = nd.left, b = nd.right;
+      const uint32_t ma = (bvh_box_sq(N[a], x, y, z) < lim).bits() & mask;
+      const uint32_t mb = (bvh_box_sq(N[b], x, y, z) < lim).bits() & mask;
+      if (ma) {
+        if (mb) stack[sp++] = {b, mb};
+        i = a, mask = ma, next = true;
+      } else if (mb) {
+        i = b, mask = mb, next = true;
+      }
+    }
+    if (next) continue;
+    // the deepest pending node still nearer than some lane's (updated) best
+    mask = 0;
+    while (sp > 0 && !mask) {
+      --sp;
+      i = stack[sp].node;
+      mask = stack[sp].mask & (bvh_box_sq(N[i], x, y, z) < lim).bits();
+    }
+  }
+  return best2;
+}
+
 // closed-box overlap (touching counts)
 SIMDPLAN_INLINE bool bvh_overlap(const BvhNode& a, const BvhNode& b) {
   return a.lo[0] <= b.hi[0] && b.lo[0] <= a.hi[0] && a.lo[1] <= b.hi[1] && b.lo[1] <= a.hi[1] &&
