@@ -25,7 +25,8 @@ obstacle kinds of a scene interleaved inside every repeat, medians over repeats:
   3. clearance  robot.clearance_many(Q, env) on 1k of them, (a) and (b), ns per configuration
   4. planning   simdplan.plan(robot, env, start, goal, seed=i) (RRT-Connect, default settings,
                 best ISA) in (a), 5 random start / goal pairs valid in the scene and not joined by a
-                straight valid motion, each kind with the same seeds: stats["planning_time_ns"]
+                straight valid motion, each kind with the same seeds, with discrete and with
+                certified Link: stats["planning_time_ns"]
 Also: the time to build each environment (the add_* calls: trees, hulls) and its first check
 (compiling it for the core). Cross-checks, reported, never fatal: every ISA against scalar, single
 calls against the batch, and the verdicts of each kind against the primitive version of the same
@@ -238,7 +239,7 @@ def plan_pairs(robot, env, rng, n: int):
     return pairs
 
 
-def bench_planning(robot, sc: Scene, pairs, repeats: int) -> dict:
+def bench_planning(robot, sc: Scene, pairs, repeats: int, link: str = "discrete") -> dict:
     """{kind: time_ns (per pair, median over repeats), solved, iterations, collision_checks, paths}."""
     kinds = list(sc.envs)
     res = {k: {"time_ns": [], "solved": 0, "iterations": [], "collision_checks": [], "paths": []} for k in kinds}
@@ -247,7 +248,7 @@ def bench_planning(robot, sc: Scene, pairs, repeats: int) -> dict:
         last = {}
         for _ in range(repeats):
             for k in kinds:  # interleaved: noise hits the kinds alike; same seed, so the same samples
-                last[k] = r = simdplan.plan(robot, sc.envs[k], a, b, seed=i, time_limit=PLAN_TIME_LIMIT)
+                last[k] = r = simdplan.plan(robot, sc.envs[k], a, b, seed=i, time_limit=PLAN_TIME_LIMIT, link=link)
                 times[k].append(float(r.stats["planning_time_ns"]))
         for k, r in last.items():
             res[k]["time_ns"].append(float(np.median(times[k])))
@@ -280,7 +281,7 @@ def fmt_ns(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:,.1f}"
 
 
-def print_tables(console, rows: Rows, scenes: list, isas, checks: dict, plan: dict | None) -> None:
+def print_tables(console, rows: Rows, scenes: list, isas, checks: dict, plans: list | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -327,9 +328,10 @@ def print_tables(console, rows: Rows, scenes: list, isas, checks: dict, plan: di
                 t.add_row(*(escape(c) for c in cells))
         console.print(t)
 
-    if plan:
-        t = Table(title=f"4. simdplan.plan (rrtc, {best}) in {plan['scene']}: {plan['pairs']} start / goal pairs, "
-                        f"median over {plan['repeats']} repeat(s) per pair, then over pairs", title_justify="left")
+    for plan in plans or []:
+        t = Table(title=f"4. simdplan.plan (rrtc, {plan['link']} Link, {best}) in {plan['scene']}: {plan['pairs']} "
+                        f"start / goal pairs, median over {plan['repeats']} repeat(s) per pair, then over pairs",
+                  title_justify="left")
         for col in ("kind", "solved", "planning ms (median)", "min", "max", "ratio to box", "iterations (median)",
                     "checked configs (median)", "same path as box"):
             t.add_column(col, justify="left" if col == "kind" else "right")
@@ -393,7 +395,7 @@ def main(argv=None) -> int:
         scenes.append(box_scene(f"(c) many-{n}", "c", many_boxes(n, args.seed), kinds))
     rows = Rows()
     checks: dict = {}
-    plan = None
+    plans = []
     try:
         for sc in scenes:
             kinds = list(sc.envs)
@@ -446,15 +448,18 @@ def main(argv=None) -> int:
         sc = scenes[1]
         simdplan.set_isa(best)
         pairs = plan_pairs(robot, sc.envs["box"], np.random.default_rng([args.seed, 1]), P["plan_pairs"])
-        log(f"{sc.name}: planning, {len(pairs)} pairs x {P['plan_repeats']} repeats x {len(sc.envs)} kinds")
-        res = bench_planning(robot, sc, pairs, P["plan_repeats"])
-        for k, r in res.items():
-            r["same_path_as_box"] = int(sum(np.array_equal(p, b) for p, b in zip(r["paths"], res["box"]["paths"])))
-        plan = {"scene": sc.name, "pairs": len(pairs), "repeats": P["plan_repeats"], "isa": best, "kinds": res}
-        for k, r in res.items():
-            rows.add("planning", sc.name, k, best, "ns/plan", r["time_ns"], solved=r["solved"],
-                     iterations=r["iterations"], collision_checks=r["collision_checks"],
-                     same_path_as_box=r["same_path_as_box"])
+        for link in ("discrete", "certified"):
+            log(f"{sc.name}: planning ({link} Link), {len(pairs)} pairs x {P['plan_repeats']} repeats x "
+                f"{len(sc.envs)} kinds")
+            res = bench_planning(robot, sc, pairs, P["plan_repeats"], link)
+            for k, r in res.items():
+                r["same_path_as_box"] = int(sum(np.array_equal(p, b) for p, b in zip(r["paths"], res["box"]["paths"])))
+            plans.append({"scene": sc.name, "link": link, "pairs": len(pairs), "repeats": P["plan_repeats"],
+                          "isa": best, "kinds": res})
+            for k, r in res.items():
+                rows.add("planning", sc.name, k, best, "ns/plan", r["time_ns"], link=link, solved=r["solved"],
+                         iterations=r["iterations"], collision_checks=r["collision_checks"],
+                         same_path_as_box=r["same_path_as_box"])
     finally:
         simdplan.set_isa(original)
 
@@ -462,7 +467,7 @@ def main(argv=None) -> int:
     console.rule("simdplan obstacle kinds benchmark" + (" (--quick)" if args.quick else ""))
     console.print(f"CPU: {info['cpu_model']} ({info['cpu_count']} CPUs); ISAs {', '.join(isas)}; robot {robot!r}; "
                   f"{len(Q):,} random configurations (seed {args.seed}); params {P}")
-    print_tables(console, rows, scenes, isas, checks, plan)
+    print_tables(console, rows, scenes, isas, checks, plans)
     unexplained = sum(x["unexplained"] for c in checks.values() for x in c["kinds"].values())
     isa_bad = sum(v for c in checks.values() for per in c["isa_mismatches"].values() for v in per.values())
     sb_bad = sum(v for c in checks.values() for v in c["single_vs_batch"].values())
@@ -479,7 +484,7 @@ def main(argv=None) -> int:
 
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if plan:
+    for plan in plans:
         for r in plan["kinds"].values():
             r.pop("paths", None)
     doc = {"schema": "simdplan-bench-env-shapes/1", "argv": sys.argv, "mode": "quick" if args.quick else "full",
@@ -488,7 +493,7 @@ def main(argv=None) -> int:
            "scenes": [{"name": sc.name, "group": sc.group, "kinds": {k: {"obstacles": len(e), "build_ms": sc.build_ms[k]}
                                                                     for k, e in sc.envs.items()},
                        "reference": sc.reference} for sc in scenes],
-           "checks": checks, "planning": plan, "rows": rows.rows}
+           "checks": checks, "planning": plans, "rows": rows.rows}
     out.write_text(json.dumps(doc, indent=1))
     console.print(f"raw results: {out}")
     return 0
