@@ -10,7 +10,7 @@
 //                           nearer is visited first (its box distance is smaller), so a hit is
 //                           usually found on the first path; leaves run the exact triangle test.
 //   bvh_sphere_hit_lanes    W spheres in SIMD lanes (those of a lane mask; bvh_sphere_hit_packet: the
-//                           first count) descend together: a node is visited with the
+//                           first count) descend together (bvh_walk_lanes): a node is visited with the
 //                           mask of lanes whose (inflated) sphere meets its box and that have not hit
 //                           yet; leaves test the triangle against all those lanes at once. Ends when
 //                           every lane has hit or the stack is empty.
@@ -122,50 +122,68 @@ inline bool bvh_sphere_hit_single(const TriMeshView& m, float x, float y, float 
   }
 }
 
-// The lanes in `valid` of (x,y,z,r) are spheres (r >= 0); returns the bit mask of those that
-// penetrate some triangle of the mesh. Other lanes are ignored (any values).
-template <class V>
-inline uint32_t bvh_sphere_hit_lanes(const TriMeshView& m, V x, V y, V z, V r, uint32_t valid) {
-  const BvhNode* N = m.bvh.node;
-  if (m.bvh.nodes == 0 || valid == 0) return 0;
-  const V vs = r * V::fill(kBvhRadiusSlack) + V::fill(m.slack);
-  const V rr = vs * vs, r2 = r * r;
+// Depth-first walk of W points (SIMD lanes) through the tree. A node is entered with the lanes of
+// its parent that near(node) keeps (a bit mask); at a leaf, leaf(slot, lanes) returns the lanes that
+// are finished, which never enter another node. With kRefilter a pending node is tested again when
+// it is popped, for callers whose limits shrink during the walk (nearest queries). The walk ends
+// when no lane is left anywhere, or every lane of `lanes` is finished.
+template <bool kRefilter, class Near, class Leaf>
+SIMDPLAN_INLINE void bvh_walk_lanes(const BvhNode* N, uint32_t lanes, Near near, Leaf leaf) {
   struct Entry {
     int32_t node;
     uint32_t mask;
   };
   Entry stack[kBvhStack];
   int sp = 0;
-  uint32_t hit = 0;
-  uint32_t mask = (bvh_box_sq(N[0], x, y, z) < rr).bits() & valid;
+  uint32_t done = 0;
+  uint32_t mask = near(N[0]) & lanes;
   int32_t i = 0;
   while (mask) {
     const BvhNode& nd = N[i];
-    bool next = false;
     if (nd.left < 0) {
-      V f[kTriFields];
-      triangle_broadcast(m.tri + size_t(nd.right) * kTriStride, f);
-      hit |= (point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr) < r2).bits() & mask;
-      if (hit == valid) return hit;
+      done |= leaf(nd.right, mask);
+      if ((done & lanes) == lanes) return;
     } else {
       const int32_t a = nd.left, b = nd.right;
-      const uint32_t ma = (bvh_box_sq(N[a], x, y, z) < rr).bits() & mask;
-      const uint32_t mb = (bvh_box_sq(N[b], x, y, z) < rr).bits() & mask;
+      const uint32_t ma = near(N[a]) & mask, mb = near(N[b]) & mask;
       if (ma) {
         if (mb) stack[sp++] = {b, mb};
-        i = a, mask = ma, next = true;
-      } else if (mb) {
-        i = b, mask = mb, next = true;
+        i = a, mask = ma;
+        continue;
+      }
+      if (mb) {
+        i = b, mask = mb;
+        continue;
       }
     }
-    if (next) continue;
-    // the deepest pending node that still has lanes without a hit
+    // the deepest pending node that still has lanes to walk
     mask = 0;
     while (sp > 0 && !mask) {
       --sp;
-      i = stack[sp].node, mask = stack[sp].mask & ~hit;
+      i = stack[sp].node;
+      mask = stack[sp].mask & ~done;
+      if (kRefilter && mask) mask &= near(N[i]);
     }
   }
+}
+
+// The lanes in `valid` of (x,y,z,r) are spheres (r >= 0); returns the bit mask of those that
+// penetrate some triangle of the mesh. Other lanes are ignored (any values).
+template <class V>
+inline uint32_t bvh_sphere_hit_lanes(const TriMeshView& m, V x, V y, V z, V r, uint32_t valid) {
+  if (m.bvh.nodes == 0 || valid == 0) return 0;
+  const V vs = r * V::fill(kBvhRadiusSlack) + V::fill(m.slack);
+  const V rr = vs * vs, r2 = r * r;
+  uint32_t hit = 0;
+  bvh_walk_lanes<false>(
+      m.bvh.node, valid, [&](const BvhNode& b) { return (bvh_box_sq(b, x, y, z) < rr).bits(); },
+      [&](int32_t slot, uint32_t lanes) {
+        V f[kTriFields];
+        triangle_broadcast(m.tri + size_t(slot) * kTriStride, f);
+        const uint32_t h = (point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr) < r2).bits() & lanes;
+        hit |= h;
+        return h;
+      });
   return hit;
 }
 
@@ -276,13 +294,12 @@ SIMDPLAN_INLINE bool bvh_box_visit(const BvhView& t, const float lo[3], const fl
 }
 
 // Per lane of `lanes`: min(best2, squared distance from (x,y,z) to the nearest triangle); the other
-// lanes keep best2. W points descend together: a node is visited with the lanes whose box is nearer
-// than their best so far (inflated as in the preamble), and a leaf tests its triangle against all of
-// them in one vector computation. best2 may be +inf. For many nearby points at once (a robot
-// sphere in W configurations) this replaces W separate bvh_nearest_single walks.
+// lanes keep best2. W points descend together (bvh_walk_lanes): a node is visited with the lanes whose
+// box is nearer than their best so far (inflated as in the preamble), and a leaf tests its triangle
+// against all of them in one vector computation. best2 may be +inf. For many nearby points at once (a
+// robot sphere in W configurations) this replaces W separate bvh_nearest_single walks.
 template <class V>
 inline V bvh_nearest_lanes(const TriMeshView& m, V x, V y, V z, V best2, uint32_t lanes) {
-  const BvhNode* N = m.bvh.node;
   if (m.bvh.nodes == 0 || lanes == 0) return best2;
   const V slack = V::fill(kBvhRadiusSlack), add = V::fill(m.slack);
   auto limit = [&](V b2) {  // +inf stays +inf
@@ -290,46 +307,19 @@ inline V bvh_nearest_lanes(const TriMeshView& m, V x, V y, V z, V best2, uint32_
     return s * s;
   };
   V lim = limit(best2);
-  struct Entry {
-    int32_t node;
-    uint32_t mask;
-  };
-  Entry stack[kBvhStack];
-  int sp = 0;
-  uint32_t mask = (bvh_box_sq(N[0], x, y, z) < lim).bits() & lanes;
-  int32_t i = 0;
-  while (mask) {
-    const BvhNode& nd = N[i];
-    bool next = false;
-    if (nd.left < 0) {
-      V f[kTriFields];
-      triangle_broadcast(m.tri + size_t(nd.right) * kTriStride, f);
-      const V d2 = point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr);
-      const auto better = (d2 < best2) & V::Mask::from_bits(mask);
-      if (better.any()) {
-        best2 = select(better, d2, best2);
-        lim = limit(best2);
-      }
-    } else {
-      const int32_t a = nd.left, b = nd.right;
-      const uint32_t ma = (bvh_box_sq(N[a], x, y, z) < lim).bits() & mask;
-      const uint32_t mb = (bvh_box_sq(N[b], x, y, z) < lim).bits() & mask;
-      if (ma) {
-        if (mb) stack[sp++] = {b, mb};
-        i = a, mask = ma, next = true;
-      } else if (mb) {
-        i = b, mask = mb, next = true;
-      }
-    }
-    if (next) continue;
-    // the deepest pending node still nearer than some lane's (updated) best
-    mask = 0;
-    while (sp > 0 && !mask) {
-      --sp;
-      i = stack[sp].node;
-      mask = stack[sp].mask & (bvh_box_sq(N[i], x, y, z) < lim).bits();
-    }
-  }
+  bvh_walk_lanes<true>(
+      m.bvh.node, lanes, [&](const BvhNode& b) { return (bvh_box_sq(b, x, y, z) < lim).bits(); },
+      [&](int32_t slot, uint32_t mask) {
+        V f[kTriFields];
+        triangle_broadcast(m.tri + size_t(slot) * kTriStride, f);
+        const V d2 = point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr);
+        const auto better = (d2 < best2) & V::Mask::from_bits(mask);
+        if (better.any()) {
+          best2 = select(better, d2, best2);
+          lim = limit(best2);
+        }
+        return 0u;
+      });
   return best2;
 }
 
