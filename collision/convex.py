@@ -175,12 +175,14 @@ class ConvexHull:
         Units are the file's (URDF meshes are metres); apply any mesh scale before."""
         import trimesh
 
+        from simdplan.collision.mesh import as_trimesh, load_trimesh
+
         if isinstance(mesh, (str, os.PathLike)):
-            if not os.path.isfile(mesh):
-                raise ValueError(f"mesh file not found: {os.fspath(mesh)!r}")
-            mesh = trimesh.load(os.fspath(mesh), force="mesh")
-        if isinstance(mesh, trimesh.Scene):
-            mesh = mesh.to_geometry() if hasattr(mesh, "to_geometry") else mesh.dump(concatenate=True)
+            try:
+                mesh = load_trimesh(mesh, triangles=False)
+            except FileNotFoundError as e:  # this constructor's contract: ValueError for a bad path too
+                raise ValueError(str(e)) from None
+        mesh = as_trimesh(mesh)
         if not isinstance(mesh, trimesh.Trimesh):
             raise ValueError(f"mesh must be a trimesh.Trimesh, a trimesh.Scene or a path, got {type(mesh).__name__}")
         return cls.from_points(np.asarray(mesh.vertices, dtype=np.float64), artificial=artificial)

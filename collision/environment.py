@@ -93,7 +93,7 @@ def _mesh_arrays(mesh, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
     """(vertices (n, 3) float64, faces (m, 3) int64, source file or None) of any mesh input."""
     import os
 
-    from simdplan.collision.mesh import TriangleMesh, read_mesh_file
+    from simdplan.collision.mesh import TriangleMesh, as_trimesh, read_mesh_file
 
     if isinstance(mesh, (str, os.PathLike)):
         path = os.path.abspath(os.fspath(mesh))
@@ -114,8 +114,7 @@ def _mesh_arrays(mesh, what: str) -> tuple[np.ndarray, np.ndarray, str | None]:
     except ImportError:  # pragma: no cover - trimesh is a dependency
         trimesh = None
     if trimesh is not None and isinstance(mesh, (trimesh.Trimesh, trimesh.Scene)):
-        if isinstance(mesh, trimesh.Scene):
-            mesh = mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
+        mesh = as_trimesh(mesh)
         if len(mesh.faces) == 0:
             raise ValueError(f"{what}: the trimesh object holds no triangles")
         return (as_finite(mesh.vertices, (-1, 3), f"{what} vertices"), np.asarray(mesh.faces, dtype=np.int64), None)

@@ -80,10 +80,21 @@ def _boxes(value) -> np.ndarray:
     return np.ascontiguousarray(np.c_[lo, hi], dtype=np.float32)
 
 
-def read_mesh_file(path) -> tuple[np.ndarray, np.ndarray]:
-    """(vertices (n, 3) float64, faces (m, 3) int64) of a mesh file trimesh reads (STL, OBJ, PLY, ...),
-    as stored (no merging or repair; a multi-part file is concatenated in its base frame).
-    Raises FileNotFoundError for a missing file and ValueError for one that holds no triangles."""
+def as_trimesh(mesh):
+    """``mesh`` itself, or for a ``trimesh.Scene`` all its geometry concatenated in the scene's base
+    frame (any other object is returned as it is, for the caller to refuse)."""
+    import trimesh
+
+    if isinstance(mesh, trimesh.Scene):
+        return mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
+    return mesh
+
+
+def load_trimesh(path, *, triangles: bool = True):
+    """The ``trimesh.Trimesh`` in a mesh file trimesh reads (STL, OBJ, PLY, ...), as stored (no merging
+    or repair; a multi-part file is concatenated in its base frame). Raises FileNotFoundError for a
+    missing file and ValueError for one that cannot be read or, unless ``triangles`` is False (a
+    convex hull needs only vertices), holds no triangles."""
     import trimesh
 
     p = os.fspath(path)
@@ -93,10 +104,15 @@ def read_mesh_file(path) -> tuple[np.ndarray, np.ndarray]:
         mesh = trimesh.load(p, force="mesh", process=False)
     except Exception as e:  # trimesh raises many types for malformed files
         raise ValueError(f"could not read a mesh from {p}: {type(e).__name__}: {e}") from None
-    if isinstance(mesh, trimesh.Scene):
-        mesh = mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
-    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+    mesh = as_trimesh(mesh)
+    if not isinstance(mesh, trimesh.Trimesh) or (triangles and len(mesh.faces) == 0):
         raise ValueError(f"{p} holds no triangles")
+    return mesh
+
+
+def read_mesh_file(path) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (n, 3) float64, faces (m, 3) int64) of a mesh file (see load_trimesh)."""
+    mesh = load_trimesh(path)
     return np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces, dtype=np.int64)
 
 
@@ -149,8 +165,7 @@ class TriangleMesh:
         (all geometry concatenated in the scene's base frame)."""
         import trimesh
 
-        if isinstance(mesh, trimesh.Scene):
-            mesh = mesh.to_mesh() if hasattr(mesh, "to_mesh") else mesh.dump(concatenate=True)
+        mesh = as_trimesh(mesh)
         if not isinstance(mesh, trimesh.Trimesh):
             raise ValueError(f"mesh must be a trimesh.Trimesh or trimesh.Scene, got {type(mesh).__name__}")
         return cls(np.asarray(mesh.vertices), np.asarray(mesh.faces))

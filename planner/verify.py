@@ -216,7 +216,7 @@ def _bounding_sphere(points: np.ndarray) -> tuple[np.ndarray, float]:
 def _link_geometry(desc) -> dict[str, list[_Geom]]:
     """Every link's collision elements, from the URDF as simdplan.robots.description read it: its
     spheres and primitives as they are, its meshes as convex hulls (each file and scale once)."""
-    import trimesh  # noqa: PLC0415
+    from simdplan.collision.mesh import load_trimesh  # noqa: PLC0415
 
     out: dict[str, list[_Geom]] = {}
     loaded: dict = {}  # (mesh file, scale) -> hull and triangles, shared by links using the same file
@@ -238,7 +238,7 @@ def _link_geometry(desc) -> dict[str, list[_Geom]]:
                 raise FileNotFoundError(f"{what}: mesh file not found: {m.path}")
             key = (m.path, tuple(np.asarray(m.scale, dtype=float)))
             if key not in loaded:
-                mesh = trimesh.load(m.path, force="mesh", process=False)
+                mesh = load_trimesh(m.path)
                 verts = np.asarray(mesh.vertices, dtype=np.float64) * np.asarray(m.scale, dtype=float)
                 if len(verts) < 4:
                     raise ValueError(f"{what}: mesh {m.path} has fewer than 4 vertices")
