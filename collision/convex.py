@@ -22,8 +22,8 @@ import os
 import numpy as np
 
 from simdplan import _core
+from simdplan.collision.pointcloud import MAX_COORDINATE
 
-MAX_COORDINATE = 1e12
 METHODS = ("auto", "brute", "plain", "packed")
 
 

@@ -24,8 +24,8 @@ import os
 import numpy as np
 
 from simdplan import _core
+from simdplan.collision.pointcloud import MAX_COORDINATE, check_max_distance
 
-MAX_COORDINATE = 1e12
 COLLIDE_METHODS = ("auto", "single", "packet", "brute")
 
 
@@ -53,16 +53,6 @@ def _radii(value, k: int) -> np.ndarray:
         i = int(np.argmax(bad))
         raise ValueError(f"radii must be finite and >= 0; radius {i} is {float(r[i])!r}")
     return np.ascontiguousarray(r, dtype=np.float32)
-
-
-def _max_distance(value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"max_distance must be a number (metres, or inf), got {value!r}") from None
-    if not v >= 0:  # NaN too
-        raise ValueError(f"max_distance must be >= 0 (or inf), got {value!r}")
-    return v
 
 
 def _boxes(value) -> np.ndarray:
@@ -209,7 +199,7 @@ class TriangleMesh:
         distance (a shared edge or vertex) any one may be reported. ``brute=True`` scans every
         triangle instead of the tree (same answer).
         """
-        md = _max_distance(max_distance)
+        md = check_max_distance(max_distance)
         c = _rows(centers, "centers")
         fn = self._mesh.distance_brute if brute else self._mesh.distance
         return fn(c, md)

@@ -17,17 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from simdplan import _core
-from simdplan.collision.pointcloud import as_points
-
-
-def _max_distance(value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"max_distance must be a number (metres, or inf), got {value!r}") from None
-    if not v >= 0:  # NaN too
-        raise ValueError(f"max_distance must be >= 0 (or inf), got {value!r}")
-    return v
+from simdplan.collision.pointcloud import as_points, check_max_distance
 
 
 class NearestPointTree:
@@ -57,7 +47,7 @@ class NearestPointTree:
         A smaller ``max_distance`` makes the query faster. ``points`` of shape (3,) gives
         ``(distance, index)`` as a float and an int.
         """
-        md = _max_distance(max_distance)
+        md = check_max_distance(max_distance)
         single = np.shape(points) == (3,)
         q = as_points(np.reshape(points, (1, 3)) if single else points, "points")
         dist, index = self._tree.query(np.ascontiguousarray(q, dtype=np.float32), md)

@@ -62,6 +62,17 @@ def _check_values(arr: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} row {row} has a coordinate of magnitude {big:.3g}; at most {MAX_COORDINATE:g} m is supported")
 
 
+def check_max_distance(value) -> float:
+    """A distance query's ``max_distance`` (metres, >= 0, may be inf), or a ValueError."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"max_distance must be a number (metres, or inf), got {value!r}") from None
+    if not v >= 0:  # NaN too
+        raise ValueError(f"max_distance must be >= 0 (or inf), got {value!r}")
+    return v
+
+
 def _scalar(value, name: str, allow_zero: bool) -> float:
     try:
         v = float(value)
