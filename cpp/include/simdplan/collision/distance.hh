@@ -38,8 +38,8 @@ namespace simdplan::SIMDPLAN_NS {
 // Distance of (x, y, z) from obstacle idx of a shape kind, measured from the shape's surface
 // outwards (a cloud's bare points, a mesh's triangles, a hull's surface; negative inside a hull),
 // if it is below `reach`; otherwise any value >= reach, or HUGE_VALF. One point, scalar code.
-// A hull's value may be a lower bound (its face planes, without GJK) when that bound is at least
-// `exact_below`: callers that only need lower bounds at or above some level pass it (else -inf).
+// A hull's value may be a lower bound (its support plane, without GJK) when that bound is at least
+// `exact_below`: callers that only need lower bounds at or above some level pass it (else +inf).
 template <class V>
 SIMDPLAN_INLINE float shape_sdist(const EnvironmentView& env, int32_t idx, float x, float y, float z, float reach,
                                   float exact_below) {
@@ -56,15 +56,9 @@ SIMDPLAN_INLINE float shape_sdist(const EnvironmentView& env, int32_t idx, float
       const float d2 = bvh_nearest_single<V>(env.meshes[rec], x, y, z, reach * reach, &slot, q);
       return slot >= 0 ? std::sqrt(d2) : HUGE_VALF;
     }
-    default: {  // kObsConvex: a plane beyond reach bounds the distance; else the exact GJK distance
-      using S = VecScalar;
-      float lower;
-      if (env.hull_plane_begin[rec + 1] - env.hull_plane_begin[rec] > kHullPlaneMax) {
-        lower = float(hull_support_gap(env, rec, x, y, z));
-      } else {
-        S margin;
-        lower = hull_plane_max(env, rec, S{x}, S{y}, S{z}, margin).v - margin.v;
-      }
+    default: {  // kObsConvex, more than kHullPlaneMax triangles (group_hull_min takes the others): the
+                // support plane facing the point bounds the distance; else the exact GJK distance
+      const float lower = float(hull_support_gap(env, rec, x, y, z));
       if (lower >= reach) return HUGE_VALF;
       if (lower >= exact_below) return lower;
       return float(hull_sdist(env, rec, x, y, z));
