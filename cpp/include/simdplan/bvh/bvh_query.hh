@@ -6,15 +6,15 @@
 // recursion): the depth of a median-split tree is ceil(log2 n) <= 30, and a path pushes at most one
 // entry per level (two per level for pairs), so kBvhStack = 64 (128 for pairs) never overflows.
 //
-//   bvh_sphere_hit_single   one sphere: at an inner node both children's boxes are tested and the
-//                           nearer is visited first (its box distance is smaller), so a hit is
-//                           usually found on the first path; leaves run the exact triangle test.
+//   bvh_sphere_hit_single   one sphere (bvh_walk_single): at an inner node both children's boxes are
+//                           tested and the nearer is visited first (its box distance is smaller), so
+//                           a hit is usually found on the first path; leaves run the exact triangle test.
 //   bvh_sphere_hit_lanes    W spheres in SIMD lanes (those of a lane mask; bvh_sphere_hit_packet: the
 //                           first count) descend together (bvh_walk_lanes): a node is visited with the
 //                           mask of lanes whose (inflated) sphere meets its box and that have not hit
 //                           yet; leaves test the triangle against all those lanes at once. Ends when
 //                           every lane has hit or the stack is empty.
-//   bvh_nearest_single      one point: nearest triangle strictly within a bound, nearer child first;
+//   bvh_nearest_single      one point (bvh_walk_single): nearest triangle strictly within a bound;
 //                           a pending node is dropped when its box is no nearer than the best so far.
 //   bvh_pairs               two trees: every pair of elements whose boxes overlap (closed boxes:
 //                           touching boxes count, since this is a candidate filter in front of an
@@ -87,21 +87,24 @@ SIMDPLAN_INLINE bool bvh_triangle_hit(const float* rec, V x, V y, V z, V r2) {
   return (point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr) < r2).bits() & 1u;
 }
 
-// true if sphere (x,y,z,r) penetrates some triangle of the mesh (dist < r, strict); r >= 0
-template <class V>
-inline bool bvh_sphere_hit_single(const TriMeshView& m, float x, float y, float z, float r) {
-  const BvhNode* N = m.bvh.node;
-  if (m.bvh.nodes == 0) return false;
-  const float rr = bvh_visit_sq(r, m.slack), r2 = r * r;
-  if (!(bvh_box_sq1(N[0], x, y, z) < rr)) return false;
-  const V vx = V::fill(x), vy = V::fill(y), vz = V::fill(z), vr2 = V::fill(r2);
-  int32_t stack[kBvhStack];
+// Depth-first walk of one point (x, y, z), nearer child first (the child whose box is nearer is
+// entered first, the other pushed with its box distance). A node is entered while its squared box
+// distance is below `lim`, read by reference so that the leaf step may lower it (nearest queries);
+// a popped node is tested again. leaf(slot) returns true to stop the walk; returns whether one did.
+template <class Leaf>
+SIMDPLAN_INLINE bool bvh_walk_single(const BvhNode* N, float x, float y, float z, const float& lim, Leaf leaf) {
+  struct Entry {
+    int32_t node;
+    float d2;
+  };
+  Entry stack[kBvhStack];
   int sp = 0;
   int32_t i = 0;
+  if (!(bvh_box_sq1(N[0], x, y, z) < lim)) return false;
   for (;;) {
     const BvhNode& nd = N[i];
     if (nd.left < 0) {
-      if (bvh_triangle_hit(m.tri + size_t(nd.right) * kTriStride, vx, vy, vz, vr2)) return true;
+      if (leaf(nd.right)) return true;
     } else {
       int32_t a = nd.left, b = nd.right;
       float da = bvh_box_sq1(N[a], x, y, z), db = bvh_box_sq1(N[b], x, y, z);
@@ -111,15 +114,32 @@ inline bool bvh_sphere_hit_single(const TriMeshView& m, float x, float y, float 
         const float u = da;
         da = db, db = u;
       }
-      if (da < rr) {
-        if (db < rr) stack[sp++] = b;
+      if (da < lim) {
+        if (db < lim) stack[sp++] = {b, db};
         i = a;
         continue;
       }
     }
-    if (sp == 0) return false;
-    i = stack[--sp];
+    for (;;) {
+      if (sp == 0) return false;
+      const Entry e = stack[--sp];
+      if (e.d2 < lim) {
+        i = e.node;
+        break;
+      }
+    }
   }
+}
+
+// true if sphere (x,y,z,r) penetrates some triangle of the mesh (dist < r, strict); r >= 0
+template <class V>
+inline bool bvh_sphere_hit_single(const TriMeshView& m, float x, float y, float z, float r) {
+  if (m.bvh.nodes == 0) return false;
+  const float rr = bvh_visit_sq(r, m.slack);
+  const V vx = V::fill(x), vy = V::fill(y), vz = V::fill(z), vr2 = V::fill(r * r);
+  return bvh_walk_single(m.bvh.node, x, y, z, rr, [&](int32_t slot) {
+    return bvh_triangle_hit(m.tri + size_t(slot) * kTriStride, vx, vy, vz, vr2);
+  });
 }
 
 // Depth-first walk of W points (SIMD lanes) through the tree. A node is entered with the lanes of
@@ -202,7 +222,6 @@ inline uint32_t bvh_sphere_hit_packet(const TriMeshView& m, V x, V y, V z, V r, 
 template <class V>
 inline float bvh_nearest_single(const TriMeshView& m, float x, float y, float z, float bound_sq, int32_t* slot,
                                 float* q) {
-  const BvhNode* N = m.bvh.node;
   *slot = -1;
   if (m.bvh.nodes == 0) return bound_sq;
   float best = bound_sq;
@@ -210,52 +229,20 @@ inline float bvh_nearest_single(const TriMeshView& m, float x, float y, float z,
   // visit a box iff its squared distance is below lim (the best, inflated as in the preamble)
   auto limit = [&](float b2) { return b2 == inf ? inf : bvh_visit_sq(std::sqrt(b2), m.slack); };
   float lim = limit(best);
-  struct Entry {
-    int32_t node;
-    float d2;
-  };
-  Entry stack[kBvhStack];
-  int sp = 0;
-  int32_t i = 0;
-  if (!(bvh_box_sq1(N[0], x, y, z) < lim)) return bound_sq;
   const V vx = V::fill(x), vy = V::fill(y), vz = V::fill(z);
-  for (;;) {
-    const BvhNode& nd = N[i];
-    if (nd.left < 0) {
-      V f[kTriFields], qx, qy, qz;
-      triangle_broadcast(m.tri + size_t(nd.right) * kTriStride, f);
-      const V d2 = point_triangle_sqdist<V, true>(vx, vy, vz, f, &qx, &qy, &qz);
-      if ((d2 < V::fill(best)).bits() & 1u) {
-        alignas(64) float t[4][V::W];
-        d2.store(t[0]), qx.store(t[1]), qy.store(t[2]), qz.store(t[3]);
-        best = t[0][0], *slot = nd.right, q[0] = t[1][0], q[1] = t[2][0], q[2] = t[3][0];
-        lim = limit(best);
-      }
-    } else {
-      int32_t a = nd.left, b = nd.right;
-      float da = bvh_box_sq1(N[a], x, y, z), db = bvh_box_sq1(N[b], x, y, z);
-      if (db < da) {
-        const int32_t t = a;
-        a = b, b = t;
-        const float u = da;
-        da = db, db = u;
-      }
-      if (da < lim) {
-        if (db < lim) stack[sp++] = {b, db};
-        i = a;
-        continue;
-      }
+  bvh_walk_single(m.bvh.node, x, y, z, lim, [&](int32_t s) {
+    V f[kTriFields], qx, qy, qz;
+    triangle_broadcast(m.tri + size_t(s) * kTriStride, f);
+    const V d2 = point_triangle_sqdist<V, true>(vx, vy, vz, f, &qx, &qy, &qz);
+    if ((d2 < V::fill(best)).bits() & 1u) {
+      alignas(64) float t[4][V::W];
+      d2.store(t[0]), qx.store(t[1]), qy.store(t[2]), qz.store(t[3]);
+      best = t[0][0], *slot = s, q[0] = t[1][0], q[1] = t[2][0], q[2] = t[3][0];
+      lim = limit(best);
     }
-    bool found = false;
-    while (sp > 0) {
-      const Entry e = stack[--sp];
-      if (e.d2 < lim) {
-        i = e.node, found = true;
-        break;
-      }
-    }
-    if (!found) return best;
-  }
+    return false;
+  });
+  return best;
 }
 
 // Calls visit(slot) for every leaf whose box overlaps [lo, hi] (closed: touching counts), depth
