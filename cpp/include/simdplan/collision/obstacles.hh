@@ -27,13 +27,18 @@ SIMDPLAN_INLINE uint32_t first_lanes(int64_t count) {
   return count >= V::W ? ((V::W >= 32) ? ~0u : ((1u << V::W) - 1u)) : ((1u << count) - 1u);
 }
 
-// Whether the obstacle tree beats the linear scan of V for query box [lo, hi]: the scan tests W boxes
-// per instruction, so the tree pays only from kObstacleTreePerLane x W obstacles on, and when the
-// query covers a small part of the obstacles' extent (then most subtrees are skipped). PERF: random configurations in the lanes make boxes
-// spanning the workspace, where the tree alone ran 1.8x slower than the scan (1000 boxes).
+// Whether vectors of V should use the obstacle tree at all: the scan tests W boxes per instruction,
+// so the tree serves from kObstacleTreePerLane x W obstacles on.
 template <class V>
+SIMDPLAN_INLINE bool tree_serves(const EnvironmentView& env) {
+  return env.obstacle_tree.nodes > 0 && env.n_obstacles >= kObstacleTreePerLane * V::W;
+}
+
+// Whether the obstacle tree (tree_serves) beats the scan for query box [lo, hi]: only when the query
+// covers a small part of the obstacles' extent (then most subtrees are skipped). PERF: random
+// configurations in the lanes make boxes spanning the workspace, where the tree alone ran 1.8x slower
+// than the scan (1000 boxes).
 SIMDPLAN_INLINE bool tree_pays(const EnvironmentView& env, const float lo[3], const float hi[3]) {
-  if (env.obstacle_tree.nodes == 0 || env.n_obstacles < kObstacleTreePerLane * V::W) return false;
   const BvhNode& root = env.obstacle_tree.node[0];
   float frac = 1.0f;
   for (int k = 0; k < 3; ++k) {
@@ -49,7 +54,7 @@ SIMDPLAN_INLINE bool tree_pays(const EnvironmentView& env, const float lo[3], co
 // a SIMD scan of every AABB, in index order; many: the obstacle tree, unbounded ones first.
 template <class V, class Fn>
 SIMDPLAN_INLINE bool for_each_candidate(const EnvironmentView& env, const float lo[3], const float hi[3], Fn fn) {
-  if (tree_pays<V>(env, lo, hi)) {
+  if (tree_serves<V>(env) && tree_pays(env, lo, hi)) {
     for (int32_t u = 0; u < env.n_unbounded; ++u)
       if (fn(env.unbounded[u])) return true;
     return bvh_box_visit(env.obstacle_tree, lo, hi, [&](int32_t slot) { return fn(env.tree_obstacle[slot]); });

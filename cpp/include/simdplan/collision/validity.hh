@@ -195,8 +195,7 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
   const float rbound = rb.group_bound[4 * g + 3] + padding;
   const float lo[3] = {s.bx[g].hmin() - rbound, s.by[g].hmin() - rbound, s.bz[g].hmin() - rbound};
   const float hi[3] = {s.bx[g].hmax() + rbound, s.by[g].hmax() + rbound, s.bz[g].hmax() + rbound};
-  if (V::W > 1 && env.obstacle_tree.nodes > 0 && env.n_obstacles >= kObstacleTreePerLane * V::W &&
-      !tree_pays<V>(env, lo, hi))
+  if (V::W > 1 && tree_serves<V>(env) && !tree_pays(env, lo, hi))
     return group_vs_environment_by_lane(rb, env, s, g, padding, done, stop_at_first);
   return for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
     return group_vs_obstacle(rb, env, s, g, idx, padding, done, stop_at_first);
