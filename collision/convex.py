@@ -86,6 +86,25 @@ def _method(method: str) -> str:
     return method
 
 
+def qhull(points: np.ndarray, options: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scipy's qhull on (n, 3) float64 points: (vertices (k, 3), the hull's extreme points in input
+    order; triangles (t, 3) int64 into them, wound counter-clockwise seen from outside; planes (t, 4),
+    outward unit normal and offset d with n . p <= d inside). Raises scipy's QhullError."""
+    from scipy.spatial import ConvexHull as _QHull
+
+    qh = _QHull(points, qhull_options=options)
+    verts = np.asarray(qh.vertices, dtype=np.int64)
+    remap = np.full(len(points), -1, dtype=np.int64)
+    remap[verts] = np.arange(len(verts))
+    tris = remap[np.asarray(qh.simplices, dtype=np.int64)]
+    v = points[verts]
+    normals = qh.equations[:, :3]
+    a, b, c = v[tris[:, 0]], v[tris[:, 1]], v[tris[:, 2]]
+    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), normals) < 0
+    tris[flip] = tris[flip][:, [0, 2, 1]]
+    return v, tris, np.c_[normals, -qh.equations[:, 3]]
+
+
 def _hull_arrays(points) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(vertices (n, 3) float32, offsets (n + 1,) int32, indices int32, triangles (t, 3) int32)."""
     p = np.asarray(points, dtype=np.float64)
@@ -106,18 +125,13 @@ def _hull_arrays(points) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
         kind = "collinear" if sv[1] <= 1e-7 * sv[0] else "flat (coplanar)"
         raise ValueError(f"the points are {kind}: a convex hull needs points spanning three dimensions")
     try:
-        from scipy.spatial import ConvexHull as _QHull
         from scipy.spatial import QhullError
     except ImportError as e:  # pragma: no cover - scipy is in the test extra
         raise ImportError("simdplan.collision.ConvexHull needs scipy (pip install scipy) to compute hulls") from e
     try:
-        qh = _QHull(p)
+        verts, tris, _ = qhull(p)
     except QhullError as e:
         raise ValueError(f"qhull could not build a convex hull of these points: {str(e).splitlines()[0]}") from None
-    verts = np.asarray(qh.vertices, dtype=np.int64)
-    remap = np.full(len(p), -1, dtype=np.int64)
-    remap[verts] = np.arange(len(verts))
-    tris = remap[np.asarray(qh.simplices, dtype=np.int64)]
     # undirected edges of the triangles, both directions, sorted into CSR rows
     e = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
     e = np.unique(np.sort(e, axis=1), axis=0)
@@ -126,7 +140,7 @@ def _hull_arrays(points) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     n = len(verts)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.bincount(both[:, 0], minlength=n), out=offsets[1:])
-    return (np.ascontiguousarray(p[verts], dtype=np.float32), offsets,
+    return (np.ascontiguousarray(verts, dtype=np.float32), offsets,
             np.ascontiguousarray(both[:, 1], dtype=np.int32), np.ascontiguousarray(tris, dtype=np.int32))
 
 
@@ -199,7 +213,8 @@ class ConvexHull:
 
     @property
     def triangles(self) -> np.ndarray:
-        """(t, 3) int32 boundary triangles (indices into ``vertices``; orientation not guaranteed)."""
+        """(t, 3) int32 boundary triangles (indices into ``vertices``), wound counter-clockwise seen from
+        outside when the hull came from :meth:`from_points` / :meth:`from_mesh`."""
         return self._triangles.copy()
 
     @property

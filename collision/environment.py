@@ -138,16 +138,6 @@ def _mesh_pose(position, quat, euler, scale, what: str) -> tuple[np.ndarray, np.
     return pos, rot, sc
 
 
-def _outward(vertices: np.ndarray, tris: np.ndarray) -> np.ndarray:
-    """The hull's triangles wound counter-clockwise seen from outside (normals point out)."""
-    tris = np.array(tris, dtype=np.int32)
-    a, b, c = vertices[tris[:, 0]], vertices[tris[:, 1]], vertices[tris[:, 2]]
-    n = np.cross(b - a, c - a)
-    flip = np.einsum("ij,ij->i", n, a - vertices.mean(axis=0)) < 0
-    tris[flip] = tris[flip][:, [0, 2, 1]]
-    return tris
-
-
 class Environment:
     """A set of obstacles in the world frame; see the module docstring for shapes and semantics.
 
@@ -282,7 +272,7 @@ class Environment:
         pos, rot, sc = _mesh_pose(position, quat, euler, scale, "convex")
         hull = ConvexHull.from_points(local * sc)
         verts = np.asarray(hull.vertices, dtype=np.float64)
-        tris = _outward(verts, np.asarray(hull.triangles))
+        tris = np.asarray(hull.triangles)  # outward (qhull's orientation)
         oid = self._add("convex", name, {"position": pos, "rotation": rot, "scale": sc, "source": source,
                                          "local_vertices": verts, "faces": tris, "vertices": verts @ rot.T + pos})
         self._shapes[oid] = hull

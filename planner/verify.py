@@ -185,27 +185,19 @@ class _Geom:
 
 def _hull(points: np.ndarray, what: str) -> dict:
     """Convex hull of points: vertices (n, 3), outward triangles (m, 3), planes (m, 4)."""
-    from scipy.spatial import ConvexHull, QhullError  # noqa: PLC0415
+    from scipy.spatial import QhullError  # noqa: PLC0415
+
+    from simdplan.collision.convex import qhull  # noqa: PLC0415
 
     pts = np.asarray(points, dtype=np.float64)
     try:
-        h = ConvexHull(pts)
+        verts, tris, planes = qhull(pts)
     except QhullError:
         try:  # flat or nearly flat: joggle into a thin solid
-            h = ConvexHull(pts, qhull_options="QJ")
+            verts, tris, planes = qhull(pts, "QJ")
         except QhullError as exc:
             raise ValueError(f"{what}: no convex hull ({str(exc).splitlines()[0]})") from None
-    used = np.unique(h.simplices.ravel())
-    remap = np.full(len(pts), -1)
-    remap[used] = np.arange(len(used))
-    verts = pts[used]
-    tris = remap[h.simplices]
-    normals = h.equations[:, :3]
-    a, b, c = verts[tris[:, 0]], verts[tris[:, 1]], verts[tris[:, 2]]
-    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), normals) < 0
-    tris[flip] = tris[flip][:, [0, 2, 1]]
-    planes = np.c_[normals, -h.equations[:, 3]]  # n . p <= d inside
-    return {"vertices": verts, "triangles": tris.astype(np.int64), "planes": planes}
+    return {"vertices": verts, "triangles": tris, "planes": planes}
 
 
 def _bounding_sphere(points: np.ndarray) -> tuple[np.ndarray, float]:

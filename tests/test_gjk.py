@@ -535,3 +535,11 @@ def test_query_rejects_bad_input():
     assert idx.shape == (0,) and val.shape == (0,)
     clr, wit = h.sphere_distance(np.zeros((0, 3)), np.zeros(0))
     assert clr.shape == (0,) and wit.shape == (0, 3)
+
+
+def test_triangles_are_wound_outward():
+    rng = np.random.default_rng(4)
+    h = ConvexHull.from_points(rng.normal(size=(200, 3)) * [1.0, 0.3, 2.0])
+    v, t = h.vertices.astype(np.float64), h.triangles
+    n = np.cross(v[t[:, 1]] - v[t[:, 0]], v[t[:, 2]] - v[t[:, 0]])
+    assert (np.einsum("ij,ij->i", n, v[t[:, 0]] - v.mean(axis=0)) > 0).all()
