@@ -3,8 +3,8 @@
 // Paths are flat rows of dof floats. Every operation that creates an edge checks it with the
 // planner's discrete Link before accepting it, so the output's edges have all passed Link (also
 // sub-segments of earlier edges: their samples differ from the edge they came from).
-// Steps, as in common practice (e.g. OMPL's PathSimplifier): vertex reduction (drop a vertex when
-// its neighbours connect directly), random shortcuts between points on the path (Geraerts and
+// Steps, as in common practice (e.g. OMPL's PathSimplifier): vertex reduction (connect a vertex to
+// the farthest later vertex it reaches; later, drop a vertex when its neighbours connect directly), random shortcuts between points on the path (Geraerts and
 // Overmars, "Creating high-quality paths for motion planning", IJRR 2007,
 // doi:10.1177/0278364907079280), and Laplacian smoothing (move a vertex halfway toward its
 // neighbours' midpoint when both new edges are free and the path gets shorter).
@@ -37,6 +37,23 @@ class Simplifier {
         changed = true;
       } else {
         ++i;
+      }
+    }
+    return changed;
+  }
+
+  // From each kept vertex, connects straight to the farthest later vertex it reaches (trying the
+  // farthest first) and drops the ones between; returns whether anything changed. Failing tries are
+  // cheap (a colliding edge usually ends in its first chunk of samples), and one success can drop
+  // many vertices, where reduce_vertices drops one per check.
+  bool reduce_farthest(std::vector<float>& p) {
+    bool changed = false;
+    for (size_t i = 0; i + 2 < rows(p); ++i) {
+      for (size_t j = rows(p) - 1; j >= i + 2; --j) {
+        if (!check_.motion(row(p, i), row(p, j), Known::both)) continue;
+        p.erase(p.begin() + (i + 1) * dof_, p.begin() + j * dof_);
+        changed = true;
+        break;
       }
     }
     return changed;
