@@ -133,7 +133,9 @@ class CAPT:
     @property
     def stats(self) -> dict:
         """Build statistics: points, unique_points, afforded (stored points over all leaves), max_afforded,
-        nonempty_leaves, shortcut_leaves, candidates, pruned, knn_points, build_ns, depth."""
+        nonempty_leaves, shortcut_leaves, candidates, pruned, knn_points, build_ns, depth, grid_cells
+        and grid_near (cells of the coarse occupancy grid, and those within reach of a point: queries
+        centred in the other cells are answered free without a descent; 0 cells: no grid)."""
         return dict(self._tree.stats)
 
     def __repr__(self) -> str:

@@ -154,6 +154,35 @@ def test_large_coordinates(isa):
     check(pts, centers, rng.uniform(R_MIN, R_MAX, 1000), R_MIN, R_MAX)
 
 
+@pytest.mark.parametrize("r_max", [5e-324, 1e-30, 1e-9, 0.05, 3.0, 1e6])
+@pytest.mark.parametrize("spread", [0.0, 1e-9, 1.0, 1e12])
+def test_coarse_grid_extremes(isa, r_max, spread):
+    """The occupancy grid (cells near r_max wide, coarser for tiny radii or huge clouds) only ever
+    clears spheres that reach no point: radii and extents from subnormal to 1e12."""
+    rng = np.random.default_rng(11)
+    pts = rng.uniform(-1, 1, (60, 3)) * spread + [3.0, -1e3, 0.5]
+    step = min(r_max, 1.0)
+    centers = np.concatenate([pts + rng.normal(0, 1, pts.shape) * step, pts + rng.normal(0, 1, pts.shape),
+                              rng.uniform(-2 * spread - 2, 2 * spread + 2, (40, 3))])
+    tree = check(pts, centers, np.full(len(centers), r_max), 0.0, r_max)
+    assert tree.stats["grid_near"] <= tree.stats["grid_cells"]
+
+
+def test_coarse_grid_clears_far_cells_only():
+    """A wall of points: its grid marks the cells within reach, and cells well away stay clear."""
+    g = np.linspace(-0.5, 0.5, 26)
+    pts = np.array([[x, y, 0.0] for x in g for y in g])
+    tree = CAPT(pts, R_MIN, R_MAX)
+    s = tree.stats
+    assert 0 < s["grid_near"] < s["grid_cells"]
+    # every sphere near the wall is answered as brute force does, every far one is free
+    rng = np.random.default_rng(2)
+    c = np.c_[rng.uniform(-0.6, 0.6, (2000, 2)), rng.uniform(-0.4, 0.4, 2000)]
+    r = rng.uniform(R_MIN, R_MAX, 2000)
+    want, amb = reference(pts, c, r)
+    np.testing.assert_array_equal(tree.collides(c, r)[~amb], want[~amb])
+
+
 # ----------------------------------------------------------------------------- exact boundaries
 @pytest.mark.parametrize("scale", [2.0 ** -6, 2.0 ** -4, 1.0])
 @pytest.mark.parametrize("triple", [(3, 4, 0), (0, 0, 5), (2, 3, 6)])  # |.| = 5, 5, 7

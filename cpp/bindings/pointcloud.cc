@@ -111,6 +111,8 @@ void bind_pointcloud(nb::module_& m) {
                      d["candidates"] = s.candidates;
                      d["pruned"] = s.pruned;
                      d["knn_points"] = s.knn_points;
+                     d["grid_cells"] = s.grid_cells;
+                     d["grid_near"] = s.grid_near;
                      d["build_ns"] = s.build_ns;
                      d["depth"] = t.view().depth;
                      return d;

@@ -674,6 +674,101 @@ class Builder {
   int32_t search_idx_[kKnn];
 };
 
+// The coarse occupancy grid of the view (capt/view.hh, step 7 in capt/tree.hh) over points
+// pts, for queries reaching up to R (r_max + point_radius, with the builder's slack).
+// Why a clear cell proves a query free: cells come from a = fl(fl(x - lo) * inv), x, lo and inv
+// floats; each rounding is relative to a value at most n < 2^13 cells, so a is within
+// delta = 2n 2^-24 < 0.002 of (x - lo) * inv. If |c - p| < R, then per axis the cell indices
+// floor(a_c) and floor(a_p) differ by at most ceil(R inv + 2 delta) <= reach (reach adds 0.05),
+// so c's cell lies within reach cells of p's marked cell, which the dilation sets. The grid
+// extends reach + 1 cells beyond the points' AABB on each side, so such a c is inside it too.
+struct NearGrid {
+  std::vector<uint64_t> bits;
+  float lo[3] = {0, 0, 0};
+  float inv = 0;
+  int32_t n[3] = {0, 0, 0};
+  int32_t words = 0;
+  int64_t near = 0;
+};
+
+constexpr int64_t kGridMaxBits = int64_t(1) << 23;  // 1 MB
+constexpr int64_t kGridMaxAxis = 4096;
+
+NearGrid near_grid(const std::vector<P3>& pts, double R) {
+  NearGrid g;
+  if (pts.empty() || !(R > 0.0)) return g;
+  float blo[3] = {kInfF, kInfF, kInfF}, bhi[3] = {-kInfF, -kInfF, -kInfF};
+  for (const P3& p : pts)
+    for (int k = 0; k < 3; ++k) blo[k] = std::min(blo[k], p.c[k]), bhi[k] = std::max(bhi[k], p.c[k]);
+  double extent = 0.0;
+  for (int k = 0; k < 3; ++k) extent = std::max(extent, double(bhi[k]) - double(blo[k]));
+  // reach 2 cells, unless that is finer than 2048 cells across the cloud or a nanometre (tiny
+  // radii: the grid gets coarser, the reach shorter, the answers stay exact)
+  double side = std::max({R / 1.9, extent / 2048.0, 1e-9});
+  for (;;) {
+    g.inv = float(1.0 / side);
+    const int reach = int(std::ceil(double(R) * double(g.inv) + 0.05));
+    int64_t total = 64;
+    bool fits = true;
+    for (int k = 0; k < 3; ++k) {
+      g.lo[k] = down(double(blo[k]) - double(reach + 1) / double(g.inv));
+      const double span = double((bhi[k] - g.lo[k]) * g.inv);
+      const int64_t cells = int64_t(span) + reach + 2;
+      fits = fits && cells <= kGridMaxAxis;
+      g.n[k] = int32_t(std::min<int64_t>(cells, kGridMaxAxis));
+    }
+    g.words = (g.n[2] + 63) / 64;
+    total *= int64_t(g.n[0]) * g.n[1] * g.words;
+    if (fits && total <= kGridMaxBits) {
+      const int64_t words = int64_t(g.n[0]) * g.n[1] * g.words;
+      std::vector<uint64_t> occ(size_t(words), 0);
+      auto word = [&](int64_t ix, int64_t iy) { return (ix * g.n[1] + iy) * g.words; };
+      for (const P3& p : pts) {
+        int64_t c[3];
+        for (int k = 0; k < 3; ++k) c[k] = int64_t((p.c[k] - g.lo[k]) * g.inv);  // as the queries
+        occ[size_t(word(c[0], c[1]) + (c[2] >> 6))] |= uint64_t(1) << (c[2] & 63);
+      }
+      // dilate by `reach` cells along z (shifts with carries between a line's words), then y, then x
+      std::vector<uint64_t> a(size_t(words), 0);
+      for (int64_t line = 0; line < int64_t(g.n[0]) * g.n[1]; ++line) {
+        const uint64_t* in = &occ[size_t(line * g.words)];
+        uint64_t* out = &a[size_t(line * g.words)];
+        for (int w = 0; w < g.words; ++w) {
+          uint64_t v = in[w];
+          for (int d = 1; d <= reach; ++d) {
+            v |= (in[w] << d) | (in[w] >> d);
+            if (w > 0) v |= in[w - 1] >> (64 - d);
+            if (w + 1 < g.words) v |= in[w + 1] << (64 - d);
+          }
+          out[w] = v;
+        }
+      }
+      std::fill(occ.begin(), occ.end(), 0);
+      for (int64_t ix = 0; ix < g.n[0]; ++ix)
+        for (int64_t iy = 0; iy < g.n[1]; ++iy)
+          for (int64_t j = std::max<int64_t>(0, iy - reach); j <= std::min<int64_t>(g.n[1] - 1, iy + reach); ++j)
+            for (int w = 0; w < g.words; ++w) occ[size_t(word(ix, iy) + w)] |= a[size_t(word(ix, j) + w)];
+      std::fill(a.begin(), a.end(), 0);
+      const int64_t plane = int64_t(g.n[1]) * g.words;
+      for (int64_t ix = 0; ix < g.n[0]; ++ix)
+        for (int64_t j = std::max<int64_t>(0, ix - reach); j <= std::min<int64_t>(g.n[0] - 1, ix + reach); ++j)
+          for (int64_t w = 0; w < plane; ++w) a[size_t(ix * plane + w)] |= occ[size_t(j * plane + w)];
+      // bits past n[2] in a line's last word were set by the z dilation; queries never read them
+      for (int64_t line = 0; line < int64_t(g.n[0]) * g.n[1]; ++line)
+        for (int w = 0; w < g.words; ++w) {
+          uint64_t v = a[size_t(line * g.words + w)];
+          const int valid = std::min(64, g.n[2] - 64 * w);
+          if (valid < 64) v &= (uint64_t(1) << valid) - 1;
+          g.near += __builtin_popcountll(v);
+        }
+      g.bits.swap(a);
+      return g;
+    }
+    side *= std::max(1.01, std::cbrt(double(total) / double(kGridMaxBits)) * 1.01);
+    if (!fits) side *= 1.5;
+  }
+}
+
 void check_radius(double v, const char* name) {
   if (!std::isfinite(v) || v < 0.0 || v > kMaxAbs)
     throw std::invalid_argument(std::string("CAPT: ") + name + " must be finite, >= 0 and <= 1e12, got " +
@@ -698,6 +793,7 @@ Tree::Tree(const float* points, int64_t n, float r_min, float r_max, float point
   std::vector<P3> pts = distinct_points(points, n);
   stats_.points = n;
   stats_.unique_points = int64_t(pts.size());
+  NearGrid grid = near_grid(pts, (double(r_max) + double(point_radius)) * (1.0 + kRel));
   Builder b(std::move(pts), r_min, r_max, point_radius, splits_, leaves_, px_, py_, pz_, stats_);
   b.build();
 
@@ -710,6 +806,13 @@ Tree::Tree(const float* points, int64_t n, float r_min, float r_max, float point
   view_.r_min = r_min;
   view_.r_max = r_max;
   view_.point_radius = point_radius;
+  grid_bits_.swap(grid.bits);
+  view_.grid_bits = grid_bits_.empty() ? nullptr : grid_bits_.data();
+  for (int k = 0; k < 3; ++k) view_.grid_lo[k] = grid.lo[k], view_.grid_n[k] = grid.n[k];
+  view_.grid_inv = grid.inv;
+  view_.grid_words = grid.words;
+  stats_.grid_cells = grid_bits_.empty() ? 0 : int64_t(grid.n[0]) * grid.n[1] * grid.n[2];
+  stats_.grid_near = grid.near;
   stats_.build_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
 }

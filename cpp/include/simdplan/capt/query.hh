@@ -94,9 +94,83 @@ SIMDPLAN_INLINE bool capt_leaf_hit(const CaptView& t, const CaptLeaf& leaf, floa
   return capt_scan<V>(t, leaf.begin, leaf.end, x, y, z, rr2);
 }
 
+// false if no sphere of radius up to r_max centred at (x, y, z) reaches a point: its grid cell
+// is clear or outside the grid (capt/view.hh "grid"; the proof is at near_grid in capt.cc)
+SIMDPLAN_INLINE bool capt_grid_near(const CaptView& t, float x, float y, float z) {
+  if (!t.grid_bits) return true;
+  const float a = (x - t.grid_lo[0]) * t.grid_inv;
+  const float b = (y - t.grid_lo[1]) * t.grid_inv;
+  const float c = (z - t.grid_lo[2]) * t.grid_inv;
+  if (!(a >= 0.0f && b >= 0.0f && c >= 0.0f && a < float(t.grid_n[0]) && b < float(t.grid_n[1]) &&
+        c < float(t.grid_n[2])))
+    return false;  // NaN too: like the tree, which reports no point for a NaN centre
+  const int64_t ix = int64_t(a), iy = int64_t(b), iz = int64_t(c);
+  return (t.grid_bits[(ix * t.grid_n[1] + iy) * t.grid_words + (iz >> 6)] >> (iz & 63)) & 1u;
+}
+
+#if defined(SIMDPLAN_ISA_AVX2) || defined(SIMDPLAN_ISA_AVX512)
+// capt_grid_near's bit for cell indices ix, iy, iz (int32 lanes of cells inside the grid), read
+// from the 64-bit words as pairs of 32-bit words (little endian), gathered on the lanes `in`
+#if defined(SIMDPLAN_ISA_AVX512)
+SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m512i ix, __m512i iy, __m512i iz, uint32_t in) {
+  const __m512i line = _mm512_add_epi32(_mm512_mullo_epi32(ix, _mm512_set1_epi32(t.grid_n[1])), iy);
+  const __m512i idx =
+      _mm512_add_epi32(_mm512_mullo_epi32(line, _mm512_set1_epi32(2 * t.grid_words)), _mm512_srli_epi32(iz, 5));
+  const __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), __mmask16(in), idx,
+                                                reinterpret_cast<const int*>(t.grid_bits), 4);
+  const __m512i bit = _mm512_srlv_epi32(w, _mm512_and_si512(iz, _mm512_set1_epi32(31)));
+  return _mm512_mask_test_epi32_mask(__mmask16(in), bit, _mm512_set1_epi32(1));
+}
+#endif
+SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m256i ix, __m256i iy, __m256i iz, uint32_t in) {
+  const __m256i line = _mm256_add_epi32(_mm256_mullo_epi32(ix, _mm256_set1_epi32(t.grid_n[1])), iy);
+  const __m256i idx =
+      _mm256_add_epi32(_mm256_mullo_epi32(line, _mm256_set1_epi32(2 * t.grid_words)), _mm256_srli_epi32(iz, 5));
+  const __m256i bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i mask = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(int(in)), bits), bits);
+  const __m256i w =
+      _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(t.grid_bits), idx, mask, 4);
+  const __m256i bit = _mm256_and_si256(_mm256_srlv_epi32(w, _mm256_and_si256(iz, _mm256_set1_epi32(31))),
+                                       _mm256_set1_epi32(1));
+  return uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bit, _mm256_set1_epi32(1))))) & in;
+}
+#endif
+
+// the bits of `lanes` whose centre capt_grid_near cannot clear (xs..: the lanes of x, y, z)
+template <class V>
+SIMDPLAN_INLINE uint32_t capt_grid_lanes(const CaptView& t, V x, V y, V z, const float* xs, const float* ys,
+                                         const float* zs, uint32_t lanes) {
+  if (!t.grid_bits) return lanes;
+#if defined(SIMDPLAN_ISA_AVX2) || defined(SIMDPLAN_ISA_AVX512)
+  if constexpr (V::W == 8 || V::W == 16) {
+    // the cells of capt_grid_near, all lanes at once
+    const V inv = V::fill(t.grid_inv), zero = V::zero();
+    const V a = (x - V::fill(t.grid_lo[0])) * inv, b = (y - V::fill(t.grid_lo[1])) * inv,
+            c = (z - V::fill(t.grid_lo[2])) * inv;
+    const auto inside = (a >= zero) & (b >= zero) & (c >= zero) & (a < V::fill(float(t.grid_n[0]))) &
+                        (b < V::fill(float(t.grid_n[1]))) & (c < V::fill(float(t.grid_n[2])));
+    const uint32_t in = inside.bits() & lanes;
+    if (!in) return 0;
+#if defined(SIMDPLAN_ISA_AVX512)
+    if constexpr (V::W == 16)
+      return capt_grid_gather(t, _mm512_cvttps_epi32(a.v), _mm512_cvttps_epi32(b.v), _mm512_cvttps_epi32(c.v), in);
+#endif
+    if constexpr (V::W == 8)
+      return capt_grid_gather(t, _mm256_cvttps_epi32(a.v), _mm256_cvttps_epi32(b.v), _mm256_cvttps_epi32(c.v), in);
+  }
+#endif
+  uint32_t near = 0;
+  for (uint32_t bl = lanes; bl; bl &= bl - 1) {
+    const int k = __builtin_ctz(bl);
+    near |= uint32_t(capt_grid_near(t, xs[k], ys[k], zs[k])) << k;
+  }
+  return near;
+}
+
 // one sphere: true if sphere (x,y,z,r) penetrates a point (|c - p| < r + point_radius); r in [r_min, r_max]
 template <class V>
 SIMDPLAN_INLINE bool capt_hit_one(const CaptView& t, float x, float y, float z, float r) {
+  if (!capt_grid_near(t, x, y, z)) return false;
   const float rr = r + t.point_radius;
   return capt_leaf_hit<V>(t, t.leaves[capt_leaf(t, x, y, z)], x, y, z, rr * rr);
 }
@@ -194,49 +268,66 @@ SIMDPLAN_INLINE uint32_t capt_descend(const CaptView& t, V x, V y, V z, V rr, ui
 }
 
 
+// capt_hit_bits for the lanes `lanes` one at a time (xs.. stored lanes): they descend level by
+// level together, their leaves' points are prefetched, then capt_leaf_hit tests each (AABB only
+// for lists longer than two vectors).
+template <class V>
+SIMDPLAN_INLINE uint32_t capt_hit_lanes(const CaptView& t, const float* xs, const float* ys, const float* zs,
+                                        const float* rs, uint32_t lanes) {
+  constexpr int W = V::W;
+  int lane[W], m = 0;
+  for (; lanes; lanes &= lanes - 1) lane[m++] = __builtin_ctz(lanes);
+  uint32_t idx[W];
+  for (int i = 0; i < m; ++i) idx[i] = 0;
+  const float* q[3] = {xs, ys, zs};
+  for (int32_t l = 0, axis = 0; l < t.depth; ++l, axis = axis == 2 ? 0 : axis + 1) {
+    const float* qa = q[axis];
+    for (int i = 0; i < m; ++i) idx[i] = 2 * idx[i] + 1 + uint32_t(qa[lane[i]] >= t.splits[idx[i]]);
+  }
+  const uint32_t first_leaf = (1u << t.depth) - 1u;
+  const CaptLeaf* leaf[W];
+  for (int i = 0; i < m; ++i) {
+    leaf[i] = &t.leaves[idx[i] - first_leaf];
+#if defined(__GNUC__)
+    __builtin_prefetch(t.px + leaf[i]->begin), __builtin_prefetch(t.py + leaf[i]->begin);
+    __builtin_prefetch(t.pz + leaf[i]->begin);
+#endif
+  }
+  uint32_t hit = 0;
+  for (int i = 0; i < m; ++i) {
+    const int k = lane[i];
+    if (capt_leaf_hit<V>(t, *leaf[i], xs[k], ys[k], zs[k], rs[k] * rs[k])) hit |= 1u << k;
+  }
+  return hit;
+}
+
+// Lanes whose centre the coarse grid clears go no further (capt_grid_near); when fewer than this
+// many are left they take capt_hit_lanes, else (AVX-512) one vector descent and AABB test for all.
+// PERF: bench_capt --quick, AVX-512 lane queries, ns per sphere, side by side: before the grid ->
+// with it at thresholds 1 / 4 / 8 / 17 (never the vector descent); noisy runs, a helper building:
+//   MotionBenchMaker robot spheres, bookshelf_small 18.1 -> 9.6 / 9.1 / 10.0 / 10.0,
+//                                  cage            20.5 -> 12.2 / 19.5 / 12.3 / 14.3
+//   clustered 10k, random 46.2 -> 31.1 / 34.4 / 26.7 / 27.0; walk 31.0 -> 13.4 / 21.3 / 13.5 / 15.2
+//   uniform 1k random 25.4 -> 33.5 / 34.4 / 26.1 / 36.1 (the grid clears little of a uniform cloud)
+constexpr int kCaptVectorDescentFrom = 8;
+
 // Bits of `lanes` whose sphere (centre lane, radius rr - point_radius) penetrates a point;
 // rr = r + point_radius per lane, r in [r_min, r_max]. The lanes share one vector descent and AABB
 // test; the near lanes' points are prefetched before any is scanned, so their cache misses overlap.
 template <class V>
 SIMDPLAN_INLINE uint32_t capt_hit_bits(const CaptView& t, V x, V y, V z, V rr, uint32_t lanes) {
   constexpr int W = V::W;
-  if constexpr (W != 16) {
-    // PERF: the AVX-512 path below made AVX2 slower (harness as in capt_descend, AVX2 build:
-    // u1k 23.9 -> 38.8 ns, u10k 57.6 -> 64.4), so narrower vectors keep the previous form (with
-    // the build's smaller lists: u1k 24.5 -> 21.7, u10k 58.7 -> 52.1, cage 32.3 -> 25.5): the requested lanes descend level by level, their leaves' points are
-    // prefetched, then capt_leaf_hit tests each (AABB only for lists longer than two vectors).
-    alignas(64) float xs[W], ys[W], zs[W], rs[W];
-    x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
-    int lane[W], m = 0;
-    for (; lanes; lanes &= lanes - 1) lane[m++] = __builtin_ctz(lanes);
-    uint32_t idx[W];
-    for (int i = 0; i < m; ++i) idx[i] = 0;
-    const float* q[3] = {xs, ys, zs};
-    for (int32_t l = 0, axis = 0; l < t.depth; ++l, axis = axis == 2 ? 0 : axis + 1) {
-      const float* qa = q[axis];
-      for (int i = 0; i < m; ++i) idx[i] = 2 * idx[i] + 1 + uint32_t(qa[lane[i]] >= t.splits[idx[i]]);
-    }
-    const uint32_t first_leaf = (1u << t.depth) - 1u;
-    const CaptLeaf* leaf[W];
-    for (int i = 0; i < m; ++i) {
-      leaf[i] = &t.leaves[idx[i] - first_leaf];
-#if defined(__GNUC__)
-      __builtin_prefetch(t.px + leaf[i]->begin), __builtin_prefetch(t.py + leaf[i]->begin);
-      __builtin_prefetch(t.pz + leaf[i]->begin);
-#endif
-    }
-    uint32_t hit = 0;
-    for (int i = 0; i < m; ++i) {
-      const int k = lane[i];
-      if (capt_leaf_hit<V>(t, *leaf[i], xs[k], ys[k], zs[k], rs[k] * rs[k])) hit |= 1u << k;
-    }
-    return hit;
-  }
+  alignas(64) float xs[W], ys[W], zs[W], rs[W];
+  x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
+  lanes = capt_grid_lanes<V>(t, x, y, z, xs, ys, zs, lanes);
+  if (!lanes) return 0;
+  // PERF: the AVX-512 path below made AVX2 slower (harness as in capt_descend, AVX2 build:
+  // u1k 23.9 -> 38.8 ns, u10k 57.6 -> 64.4), so narrower vectors keep the per-lane form (with
+  // the build's smaller lists: u1k 24.5 -> 21.7, u10k 58.7 -> 52.1, cage 32.3 -> 25.5)
+  if (W != 16 || __builtin_popcount(lanes) < kCaptVectorDescentFrom) return capt_hit_lanes<V>(t, xs, ys, zs, rs, lanes);
   alignas(64) uint32_t li[W];
   uint32_t near = capt_descend(t, x, y, z, rr, li) & lanes;
   if (!near) return 0;
-  alignas(64) float xs[W], ys[W], zs[W], rs[W];
-  x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
 #if defined(__GNUC__)
   for (uint32_t b = near; b; b &= b - 1) {
     const int32_t j = t.leaves[li[__builtin_ctz(b)]].begin;

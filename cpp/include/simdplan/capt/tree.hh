@@ -33,6 +33,9 @@
 //     drops the candidates it dominates on the cell (the test and margin of step 5 with q as the
 //     dominator: no neighbour search). On a surface cloud most of a leaf's list lies along the
 //     surface behind its own point; this halves the stored points of the MotionBenchMaker clouds.
+//  7. a coarse occupancy grid (cells about (r_max + point_radius) / 1.9 wide, at most 2^23 of them)
+//     marks the cells within reach of a point; queries centred in any other cell are free without
+//     a descent (most of a robot's spheres, away from the cloud). O(n + cells).
 // The margins make the float32 queries exact for radii in [r_min, r_max] (proof sketch in
 // capt.cc). A build that would store more than 2^27 points (1.5 GB) stops with std::length_error.
 //
@@ -79,6 +82,8 @@ struct BuildStats {
   int64_t candidates = 0;       // sum of carried-list lengths over all cells (the A above)
   int64_t pruned = 0;           // candidates dropped by dominance
   int64_t knn_points = 0;       // points whose nearest neighbours were searched
+  int64_t grid_cells = 0;       // cells of the coarse occupancy grid (0: none)
+  int64_t grid_near = 0;        // of those, the cells whose queries go to the tree
   int64_t build_ns = 0;         // wall time of the constructor
 };
 
@@ -126,6 +131,7 @@ class Tree {
   std::vector<float> splits_;
   std::vector<CaptLeaf> leaves_;
   FloatBuffer px_, py_, pz_;
+  std::vector<uint64_t> grid_bits_;
   CaptView view_{};
   BuildStats stats_{};
 };

@@ -13,6 +13,11 @@
 //   px/py/pz  afforded points of every leaf, concatenated in leaf order (structure of arrays),
 //           followed by kCaptPad points at +inf so that two vector loads starting at any point
 //           inside the arrays stay in bounds. Every stored point is a real cloud point.
+//   grid    coarse occupancy, a bit per cell: cells of side 1 / grid_inv from grid_lo, grid_n
+//           cells per axis; cell (ix, iy, iz) is bit iz % 64 of word (ix * ny + iy) * grid_words +
+//           iz / 64. A clear bit (or a centre outside the grid) proves that no sphere of radius up
+//           to r_max centred in that cell reaches a point (capt_grid_near in capt/query.hh, the
+//           margins in capt.cc), so such queries skip the tree. grid_bits == nullptr: no grid.
 // Collision rule: a sphere (c, r) collides iff some point p has |c - p| < r + point_radius
 // (strict; touching is free), valid only for r_min <= r <= r_max (the caller enforces it).
 #pragma once
@@ -39,6 +44,11 @@ struct CaptView {
   const float* pz;
   float r_min, r_max;        // query radii the tree answers exactly
   float point_radius;        // added to every query radius
+  const uint64_t* grid_bits;  // see "grid" above; nullptr: none
+  float grid_lo[3];
+  float grid_inv;
+  int32_t grid_n[3];
+  int32_t grid_words;         // words per (ix, iy) line: ceil(grid_n[2] / 64)
 };
 
 }  // namespace simdplan
