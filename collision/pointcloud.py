@@ -24,6 +24,7 @@ import numpy as np
 from simdplan import _core
 
 MAX_COORDINATE = 1e12  # metres; squared distances must stay finite in float32 (see capt/tree.hh)
+MIN_DISTANCE = 1e-150  # metres: tolerances, ranges and paddings below it would square to subnormals or 0
 _MAX_POINTS = 2**31 - 1  # index pairs are packed into 64-bit keys in the core
 
 
@@ -80,6 +81,9 @@ def _scalar(value, name: str, allow_zero: bool) -> float:
         raise ValueError(f"{name} must be a number, got {value!r}") from None
     if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero) or v > MAX_COORDINATE:
         raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'} (at most 1e12), got {value!r}")
+    if 0 < v < MIN_DISTANCE:
+        raise ValueError(f"{name} must be {'0 or ' if allow_zero else ''}at least {MIN_DISTANCE:g}: the tools compare "
+                         f"squared distances, which underflow below that, got {value!r}")
     return v
 
 

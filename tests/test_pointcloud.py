@@ -261,3 +261,17 @@ def test_filter_rejects_bad_points_in_its_own_pass():
         with pytest.raises(ValueError, match=msg):
             pointcloud.filter_pointcloud(p, 0.02, box=([-1, -1, -1], [1, 1, 1]))
     assert len(pointcloud.filter_pointcloud(np.zeros((0, 3)), 0.02)) == 0
+
+
+def test_tiny_distances_are_refused_not_underflowed():
+    """Squared distances underflow below 1e-150 (1e-304 apart would compare as 0 < 0 and keep
+    every point): such tolerances are refused; 0 still only crops, and 1e-150 works."""
+    p = np.array([[0.0, 0.0, 0.0], [1e-152, 0.0, 0.0], [0.0, 2e-152, 0.0]])
+    for bad in (1e-309, 1e-300, 1e-151):
+        with pytest.raises(ValueError, match="min_dist must be 0 or at least 1e-150"):
+            pointcloud.filter_pointcloud(p, bad)
+        with pytest.raises(ValueError, match="tol must be at least 1e-150"):
+            pointcloud.close_pairs(p, bad)
+    assert len(pointcloud.filter_pointcloud(p, 0.0)) == 3
+    assert len(pointcloud.filter_pointcloud(p, 1e-150)) == 1
+    assert len(pointcloud.close_pairs(p, 1e-150)) == 3
