@@ -155,12 +155,15 @@ class Environment:
         self._trees: dict[int, object] = {}  # point cloud id -> its built _core.CaptTree (kept across compiles)
         self._nearest: dict[int, object] = {}  # point cloud id -> its _core.NearestTree (distance queries)
         self._shapes: dict[int, object] = {}  # mesh id -> TriangleMesh (world frame); convex id -> ConvexHull (local)
+        self._cloud_ids: list[int] = []  # point clouds, in insertion order (every check asks for them)
 
     # ----- building -----
     def _add(self, kind: str, name: str | None, params: dict) -> int:
         oid = self._next_id
         self._next_id += 1
         self._obstacles[oid] = Obstacle(oid, kind, name if name is not None else f"{kind}{oid}", params)
+        if kind == "pointcloud":
+            self._cloud_ids.append(oid)
         self._compiled = None
         return oid
 
@@ -282,7 +285,8 @@ class Environment:
         """Remove the obstacle with this id (KeyError if there is none)."""
         if obstacle_id not in self._obstacles:
             raise KeyError(f"no obstacle with id {obstacle_id} in this environment")
-        del self._obstacles[obstacle_id]
+        if self._obstacles.pop(obstacle_id).kind == "pointcloud":
+            self._cloud_ids.remove(obstacle_id)
         self._trees.pop(obstacle_id, None)
         self._nearest.pop(obstacle_id, None)
         self._shapes.pop(obstacle_id, None)
@@ -291,6 +295,7 @@ class Environment:
     def clear(self) -> None:
         """Remove every obstacle."""
         self._obstacles.clear()
+        self._cloud_ids.clear()
         self._trees.clear()
         self._nearest.clear()
         self._shapes.clear()
@@ -407,12 +412,11 @@ class Environment:
         """Makes every point cloud answer robot sphere radii [r_lo, r_hi]: clouds with a range from
         the robot get a tree covering it (widened if one exists); an explicit range that does not
         cover it is an error naming the cloud."""
-        if not any(o.kind == "pointcloud" for o in self._obstacles.values()):
+        # PERF: plan() and every check entry call this; scenes without clouds return at once
+        if not self._cloud_ids:
             return
         changed = False
-        for o in self._obstacles.values():
-            if o.kind != "pointcloud":
-                continue
+        for o in (self._obstacles[i] for i in self._cloud_ids):
             p = o.params
             tree = self._trees.get(o.id)
             have = (tree.r_min, tree.r_max) if tree is not None else None
@@ -435,7 +439,7 @@ class Environment:
     def _ensure_nearest(self) -> None:
         """Builds the nearest-point tree of every point cloud that lacks one (distance queries
         need them; collision checks do not, so they are built on first use)."""
-        missing = [o for o in self._obstacles.values() if o.kind == "pointcloud" and o.id not in self._nearest]
+        missing = [self._obstacles[i] for i in self._cloud_ids if i not in self._nearest]
         for o in missing:
             self._nearest[o.id] = _core.NearestTree(o.params["points"])
         if missing:

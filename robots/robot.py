@@ -226,6 +226,7 @@ class Robot:
         radii = self._program.spheres[:, 3].astype(np.float32)
         self._radius_range = (float(radii.min()), float(radii.max())) if len(radii) else (0.0, 0.0)
         self._wrap_mask = self._program.wrap.astype(bool)
+        self._wraps = bool(self._wrap_mask.any())  # any continuous joint wrapped (checked per plan call)
 
     @classmethod
     def from_urdf(cls, urdf: str | os.PathLike, srdf: str | os.PathLike | None = None, *,
