@@ -18,8 +18,9 @@
 // subtree: for a leaf below, q is its own point, or q is within R of it (so it is carried there,
 // and kept or dominated by a kept point), or q is farther than R from all of the leaf, and then
 // so is every p that q dominates, which the leaf would not afford anyway. The AVX-512 build loops
-// (filter_avx512, own_prune_avx512) compute the same float and double expressions, unfused and in
-// the same order, as the portable ones, so both build the same tree (tests/test_capt.py checks it).
+// (filter_avx512, filter2_avx512, own_prune_avx512, own_prune2_avx512, leaf_list_avx512) compute
+// the same float and double expressions, unfused and in the same order, as the portable ones, so
+// both build the same tree (tests/test_capt.py checks it).
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -261,6 +262,99 @@ SIMDPLAN_AVX512_FN size_t own_prune_avx512(const float* x, const float* y, const
   return w;
 }
 
+// Builder::filter of one list for both children of a cell at once (boxes 0 and 1), into two
+// outputs; the gaps on axes where the boxes agree are computed once, with the same expressions.
+SIMDPLAN_AVX512_FN void filter2_avx512(const float* x, const float* y, const float* z, const int32_t* id, size_t m,
+                                       const BoxF* box, float r2f, float* const* o, int32_t* const* oid, size_t* w) {
+  __m512 l[2][3], h[2][3];
+  bool same[3];
+  for (int c = 0; c < 2; ++c)
+    for (int k = 0; k < 3; ++k) l[c][k] = _mm512_set1_ps(box[c].lo[k]), h[c][k] = _mm512_set1_ps(box[c].hi[k]);
+  for (int k = 0; k < 3; ++k) same[k] = box[0].lo[k] == box[1].lo[k] && box[0].hi[k] == box[1].hi[k];
+  const __m512 r2 = _mm512_set1_ps(r2f), half = _mm512_set1_ps(0.5f);
+  size_t w0 = w[0], w1 = w[1];
+  for (size_t t = 0; t < m; t += 16) {
+    const __mmask16 in = m - t >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (m - t)) - 1u);
+    const __m512 v[3] = {_mm512_maskz_loadu_ps(in, x + t), _mm512_maskz_loadu_ps(in, y + t),
+                         _mm512_maskz_loadu_ps(in, z + t)};
+    __m512 g0[3], g1[3];
+    for (int k = 0; k < 3; ++k) {
+      g0[k] = gap16(v[k], l[0][k], h[0][k], half);
+      g1[k] = same[k] ? g0[k] : gap16(v[k], l[1][k], h[1][k], half);
+    }
+    const __m512 d0 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(g0[0], g0[0]), _mm512_mul_ps(g0[1], g0[1])), _mm512_mul_ps(g0[2], g0[2]));
+    const __m512 d1 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(g1[0], g1[0]), _mm512_mul_ps(g1[1], g1[1])), _mm512_mul_ps(g1[2], g1[2]));
+    const __mmask16 k0 = _mm512_mask_cmp_ps_mask(in, d0, r2, _CMP_LT_OQ), k1 = _mm512_mask_cmp_ps_mask(in, d1, r2, _CMP_LT_OQ);
+    const __m512i vid = _mm512_maskz_loadu_epi32(in, id + t);
+    for (int k = 0; k < 3; ++k) {
+      _mm512_storeu_ps(o[k] + w0, _mm512_maskz_compress_ps(k0, v[k]));
+      _mm512_storeu_ps(o[3 + k] + w1, _mm512_maskz_compress_ps(k1, v[k]));
+    }
+    _mm512_storeu_si512(oid[0] + w0, _mm512_maskz_compress_epi32(k0, vid));
+    _mm512_storeu_si512(oid[1] + w1, _mm512_maskz_compress_epi32(k1, vid));
+    w0 += size_t(__builtin_popcount(k0));
+    w1 += size_t(__builtin_popcount(k1));
+  }
+  w[0] = w0, w[1] = w1;
+}
+
+// Builder::own_prune with two dominators b0, b1 at once (a cell of two points): keeps the
+// candidates neither dominates, the survivors of own_prune by b0 and then by b1, in the same order.
+SIMDPLAN_AVX512_FN size_t own_prune2_avx512(float* x, float* y, float* z, int32_t* id, size_t n, const double* b0,
+                                            const double* b1, const double* lo, const double* hi, double m) {
+  const __m512d mm = _mm512_set1_pd(m);
+  size_t w = 0;
+  for (size_t t = 0; t < n; t += 8) {
+    const __mmask8 in = n - t >= 8 ? __mmask8(0xFF) : __mmask8((1u << (n - t)) - 1u);
+    const __m256 fx = _mm256_maskz_loadu_ps(in, x + t), fy = _mm256_maskz_loadu_ps(in, y + t),
+                 fz = _mm256_maskz_loadu_ps(in, z + t);
+    const __m512d v0 = _mm512_add_pd(_mm512_add_pd(dom8(fx, b0[0], lo[0], hi[0]), dom8(fy, b0[1], lo[1], hi[1])), dom8(fz, b0[2], lo[2], hi[2]));
+    const __m512d v1 = _mm512_add_pd(_mm512_add_pd(dom8(fx, b1[0], lo[0], hi[0]), dom8(fy, b1[1], lo[1], hi[1])), dom8(fz, b1[2], lo[2], hi[2]));
+    const __mmask8 keep = _mm512_mask_cmp_pd_mask(_mm512_mask_cmp_pd_mask(in, v0, mm, _CMP_NLE_UQ), v1, mm, _CMP_NLE_UQ);
+    const __m256i vid = _mm256_maskz_loadu_epi32(in, id + t);
+    _mm256_storeu_ps(x + w, _mm256_maskz_compress_ps(keep, fx));
+    _mm256_storeu_ps(y + w, _mm256_maskz_compress_ps(keep, fy));
+    _mm256_storeu_ps(z + w, _mm256_maskz_compress_ps(keep, fz));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(id + w), _mm256_maskz_compress_epi32(keep, vid));
+    w += size_t(__builtin_popcount(keep));
+  }
+  return w;
+}
+
+// A leaf's list: own_prune by its point b (when b is given) in place, and the AABB of what is kept
+// folded into alo / ahi (min and max are exact, so the order of folding does not matter).
+SIMDPLAN_AVX512_FN size_t leaf_list_avx512(float* x, float* y, float* z, size_t n, const double* b, const double* lo,
+                                           const double* hi, double m, float* alo, float* ahi) {
+  __m256 l[3], h[3];
+  for (int k = 0; k < 3; ++k) l[k] = _mm256_set1_ps(alo[k]), h[k] = _mm256_set1_ps(ahi[k]);
+  size_t w = 0;
+  const __m512d mm = _mm512_set1_pd(m);
+  for (size_t t = 0; t < n; t += 8) {
+    const __mmask8 in = n - t >= 8 ? __mmask8(0xFF) : __mmask8((1u << (n - t)) - 1u);
+    const __m256 fx = _mm256_maskz_loadu_ps(in, x + t), fy = _mm256_maskz_loadu_ps(in, y + t),
+                 fz = _mm256_maskz_loadu_ps(in, z + t);
+    __mmask8 keep = in;
+    if (b) {
+      const __m512d v = _mm512_add_pd(_mm512_add_pd(dom8(fx, b[0], lo[0], hi[0]), dom8(fy, b[1], lo[1], hi[1])), dom8(fz, b[2], lo[2], hi[2]));
+      keep = _mm512_mask_cmp_pd_mask(in, v, mm, _CMP_NLE_UQ);
+      _mm256_storeu_ps(x + w, _mm256_maskz_compress_ps(keep, fx));
+      _mm256_storeu_ps(y + w, _mm256_maskz_compress_ps(keep, fy));
+      _mm256_storeu_ps(z + w, _mm256_maskz_compress_ps(keep, fz));
+    }
+    l[0] = _mm256_mask_min_ps(l[0], keep, l[0], fx), h[0] = _mm256_mask_max_ps(h[0], keep, h[0], fx);
+    l[1] = _mm256_mask_min_ps(l[1], keep, l[1], fy), h[1] = _mm256_mask_max_ps(h[1], keep, h[1], fy);
+    l[2] = _mm256_mask_min_ps(l[2], keep, l[2], fz), h[2] = _mm256_mask_max_ps(h[2], keep, h[2], fz);
+    w += size_t(__builtin_popcount(keep));
+  }
+  for (int k = 0; k < 3; ++k) {
+    alignas(32) float a[8], c[8];
+    _mm256_store_ps(a, l[k]);
+    _mm256_store_ps(c, h[k]);
+    for (int u = 0; u < 8; ++u) alo[k] = a[u] < alo[k] ? a[u] : alo[k], ahi[k] = c[u] > ahi[k] ? c[u] : ahi[k];
+  }
+  return w;
+}
+
 bool build_has_avx512() {
   static const bool yes = [] {
     // SIMDPLAN_CAPT_PORTABLE_BUILD=1 forces the portable loops (to test them on an AVX-512 machine)
@@ -300,7 +394,8 @@ class Builder {
         bhi_[k] = std::max(bhi_[k], double(p_[size_t(i)].c[k]));
       }
     for (int k = 0; k < 3; ++k) blo_[k] -= R_, bhi_[k] += R_;
-    lists_.resize(size_t(depth_) + 1);
+    lists_[0].resize(size_t(depth_) + 1);
+    lists_[1].resize(size_t(depth_) + 1);
   }
 
   void build() {
@@ -331,6 +426,10 @@ class Builder {
 
  private:
   // Median splits level by level, cycling x, y, z; equal values may fall on either side.
+  // PERF: select() instead of std::nth_element, whose compare-and-branch partition loop on
+  // 12-byte points was the hottest code (17 % of a 10k uniform build, perf, after the fused
+  // AVX-512 loops): side by side, min of 15 builds, uniform 10k 7.0 -> 6.5 ms, bookshelf 6.0 ->
+  // 5.5, cage 6.8 -> 6.4, uniform 100k 138 -> 120 ms, a 30^3 grid (ties everywhere) 179 -> 138 ms.
   void partition() {
     splits_.assign(size_t(n2_ - 1), kInfF);
     for (int l = 0; l < depth_; ++l) {
@@ -340,10 +439,46 @@ class Builder {
       for (int64_t k = 0; k < (int64_t(1) << l); ++k) {
         P3* b = p_.data() + k * size;
         P3* mid = b + size / 2;
-        std::nth_element(b, mid, b + size, [a](const P3& u, const P3& v) { return u.c[a] < v.c[a]; });
+        select(b, mid, b + size, a);
         splits_[size_t(first + k)] = mid->c[a];
       }
     }
+  }
+
+  // std::nth_element(first, nth, last) by coordinate a, as a quickselect with branch-free
+  // partitions: PERF (see partition()). Each round splits [first, last) by a pivot (median of
+  // three) into < pivot, == pivot (a second pass, only when nth lies at or right of the first
+  // part) and > pivot; many rounds (bad pivots) hand over to std::nth_element.
+  static void select(P3* first, P3* nth, P3* last, int a) {
+    auto less = [a](const P3& u, const P3& v) { return u.c[a] < v.c[a]; };
+    for (int round = 0; last - first > 16; ++round) {
+      if (round > 40) return std::nth_element(first, nth, last, less);
+      const float x0 = first->c[a], x1 = first[(last - first) / 2].c[a], x2 = last[-1].c[a];
+      const float pv = std::max(std::min(x0, x1), std::min(std::max(x0, x1), x2));
+      P3* j = first;
+      for (P3* p = first; p < last; ++p) {
+        const P3 t = *p;
+        const bool lt = t.c[a] < pv;
+        *p = *j;
+        *j = t;
+        j += lt;
+      }
+      if (nth < j) {
+        last = j;
+        continue;
+      }
+      P3* e = j;
+      for (P3* p = j; p < last; ++p) {
+        const P3 t = *p;
+        const bool eq = !(pv < t.c[a]);
+        *p = *e;
+        *e = t;
+        e += eq;
+      }
+      if (nth < e) return;  // [j, e) all equal the pivot
+      first = e;
+    }
+    std::sort(first, last, less);
   }
 
   bool real(int64_t q) const { return fx_[size_t(q)] != kInfF; }
@@ -456,27 +591,78 @@ class Builder {
     cells[0].hi[a] = std::min(cells[0].hi[a], s);
     cells[1].lo[a] = std::max(cells[1].lo[a], s);
     const int64_t first[2] = {b, mid}, sib_begin[2] = {mid, b}, sib_end[2] = {b + size, mid};
+    double clo[2][3], chi[2][3];
+    int64_t rep[2] = {0, 0};
+    Kind kinds[2];
+    BoxF bfs[2];
     for (int c = 0; c < 2; ++c) {
-      double lo[3], hi[3];
-      int64_t rep = 0;
-      const Kind kind = classify(cells[c], first[c], l + 1, lo, hi, &rep);
+      kinds[c] = classify(cells[c], first[c], l + 1, clo[c], chi[c], &rep[c]);
+      if (kinds[c] == kListed)
+        for (int k = 0; k < 3; ++k) bfs[c].lo[k] = down(clo[c][k]), bfs[c].hi[k] = up(chi[c][k]);
+    }
+    // the parent list's part of each child's list (child c's list is in lists_[c][l + 1])
+    size_t wl[2] = {0, 0};
+    bool done = false;
+#if defined(SIMDPLAN_CAPT_X86_KERNELS)
+    // PERF: both children filter the parent list in one pass, which loads it once and shares the
+    // gaps of the two axes that the split does not cut (with the fused leaf loops below, side by
+    // side: bookshelf 6.7 -> 6.0 ms, cage 7.5 -> 6.8 ms; uniform 10k within noise)
+    if (avx512_ && kinds[0] == kListed && kinds[1] == kListed) {
+      float* o[6];
+      int32_t* oid[2];
+      for (int c = 0; c < 2; ++c) {
+        Soa& out = lists_[c][size_t(l + 1)];
+        out.ensure(list.n + size_t(size / 2));
+        o[3 * c] = out.x.data(), o[3 * c + 1] = out.y.data(), o[3 * c + 2] = out.z.data(), oid[c] = out.id.data();
+      }
+      filter2_avx512(list.x.data(), list.y.data(), list.z.data(), list.id.data(), list.n, bfs, r2f_, o, oid, wl);
+      done = true;
+    }
+#endif
+    for (int c = 0; c < 2; ++c) {
+      const Kind kind = kinds[c];
       if (kind != kListed) {
-        settle(kind, l + 1, rep);
+        settle(kind, l + 1, rep[c]);
         continue;
       }
-      BoxF bf;
-      for (int k = 0; k < 3; ++k) bf.lo[k] = down(lo[k]), bf.hi[k] = up(hi[k]);
-      Soa& out = lists_[size_t(l + 1)];
+      const double* lo = clo[c];
+      const double* hi = chi[c];
+      const BoxF& bf = bfs[c];
+      Soa& out = lists_[c][size_t(l + 1)];
       const size_t sib = size_t(sib_end[c] - sib_begin[c]);
-      out.ensure(list.n + sib);
-      size_t w = filter(list.x.data(), list.y.data(), list.z.data(), list.id.data(), 0, list.n, bf, out, 0);
+      size_t w = wl[c];
+      if (!done) {
+        out.ensure(list.n + sib);
+        w = filter(list.x.data(), list.y.data(), list.z.data(), list.id.data(), 0, list.n, bf, out, 0);
+      }
       w = filter(fx_.data() + sib_begin[c], fy_.data() + sib_begin[c], fz_.data() + sib_begin[c], nullptr,
                  int32_t(sib_begin[c]), sib, bf, out, w);
       out.n = w;
       st_.candidates += int64_t(w);
       if (int64_t(w) > kCaptPruneAbove && diameter2(lo, hi) <= kPruneCellDiam2 * R2_) prune(out, lo, hi);
       const int64_t csize = size / 2;
-      if (csize <= kOwnPruneSubtree && int64_t(out.n) >= kOwnPruneFrom)
+      const bool own = csize <= kOwnPruneSubtree && int64_t(out.n) >= kOwnPruneFrom;
+#if defined(SIMDPLAN_CAPT_X86_KERNELS)
+      // PERF: the same lists as the portable path below, with fewer passes over them: a leaf
+      // prunes, measures and stores its list in one pass, a cell of two prunes by both at once
+      // (side by side, min of 15 builds: bookshelf 6.7 -> 6.2 ms, cage 7.5 -> 6.9 ms, uniform 10k
+      // 7.1 -> 7.0 ms)
+      if (avx512_ && l + 1 == depth_) {
+        leaf_avx512(first[c], lo, hi, out, own && real(first[c]));
+        continue;
+      }
+      if (avx512_ && own && csize == 2 && real(first[c]) && real(first[c] + 1)) {
+        const double b0[3] = {coord(first[c], 0), coord(first[c], 1), coord(first[c], 2)};
+        const double b1[3] = {coord(first[c] + 1, 0), coord(first[c] + 1, 1), coord(first[c] + 1, 2)};
+        const size_t w2 = own_prune2_avx512(out.x.data(), out.y.data(), out.z.data(), out.id.data(), out.n, b0, b1, lo,
+                                            hi, -margin_);
+        st_.pruned += int64_t(out.n - w2);
+        out.n = w2;
+        node(2 * i + 1 + uint32_t(c), l + 1, first[c], cells[c], out);
+        continue;
+      }
+#endif
+      if (own)
         for (int64_t q = first[c]; q < first[c] + csize; ++q)
           if (real(q)) own_prune(q, lo, hi, out);
       node(2 * i + 1 + uint32_t(c), l + 1, first[c], cells[c], out);
@@ -520,7 +706,23 @@ class Builder {
     list.n = w;
   }
 
-  void leaf(int64_t b, const Soa& list) {
+#if defined(SIMDPLAN_CAPT_X86_KERNELS)
+  // leaf(b, list) after own_prune(b) when `own`, in one pass over the list for both
+  void leaf_avx512(int64_t b, const double* lo, const double* hi, Soa& list, bool own) {
+    float alo[3] = {kInfF, kInfF, kInfF}, ahi[3] = {-kInfF, -kInfF, -kInfF};
+    if (real(b))
+      for (int k = 0; k < 3; ++k) alo[k] = ahi[k] = float(coord(b, k));
+    const double bp[3] = {coord(b, 0), coord(b, 1), coord(b, 2)};
+    const size_t w = leaf_list_avx512(list.x.data(), list.y.data(), list.z.data(), list.n, own ? bp : nullptr, lo, hi,
+                                      -margin_, alo, ahi);
+    st_.pruned += int64_t(list.n - w);
+    list.n = w;
+    leaf(b, list, alo, ahi);
+  }
+#endif
+
+  // alo / ahi: the AABB of b (if real) and the list, when the caller has it
+  void leaf(int64_t b, const Soa& list, const float* alo = nullptr, const float* ahi = nullptr) {
     if (int64_t(px_.size() + list.n) >= kMaxAfforded)
       throw std::length_error(
           "CAPT: the leaves would store more than 2^27 points (1.5 GB): the cloud is too dense for r_max + "
@@ -537,6 +739,12 @@ class Builder {
     lf.begin = begin;
     lf.end = end;
     float lo[3] = {kInfF, kInfF, kInfF}, hi[3] = {-kInfF, -kInfF, -kInfF};
+    if (alo) {
+      for (int k = 0; k < 3; ++k) lf.lo[k] = alo[k], lf.hi[k] = ahi[k];
+      if (end > begin) ++st_.nonempty_leaves;
+      st_.max_afforded = std::max<int64_t>(st_.max_afforded, end - begin);
+      return;
+    }
     const float* xyz[3] = {px_.data(), py_.data(), pz_.data()};
     // PERF: value ternaries compile to minss/maxss (std::min/max became branches here), and four
     // running bounds break the dependency chain (100k uniform points: 420 -> 250 -> 210 ms)
@@ -665,7 +873,7 @@ class Builder {
   FloatBuffer& py_;
   FloatBuffer& pz_;
   BuildStats& st_;
-  std::vector<Soa> lists_;  // one per level, reused depth-first
+  std::vector<Soa> lists_[2];  // per child side, one per level, reused depth-first
   const bool avx512_ = build_has_avx512();
   int64_t next_leaf_ = 0;
   std::vector<int32_t> knn_;  // kKnn per point: -2 not searched yet, -1 none

@@ -12,8 +12,8 @@
 // Build (capt.cc), as in the paper plus what keeps it exact and bounded:
 //  1. exact duplicate points are dropped (a hash set; identical points answer identically);
 //  2. the distinct points are padded with +inf points to n2 = 2^depth and partitioned into a
-//     balanced k-d tree by median splits (std::nth_element) cycling x, y, z, level by level; the
-//     split values go to an Eytzinger array;
+//     balanced k-d tree by median splits cycling x, y, z, level by level (a quickselect, select()
+//     in capt.cc); the split values go to an Eytzinger array;
 //  3. a depth-first pass carries down, for every cell, the points outside it that lie within
 //     R = (r_max + point_radius)(1 + 1e-5) of it (by value, filtered in float with outward
 //     rounding, so never too few); a leaf affords its own point plus that list and stores their
