@@ -33,7 +33,7 @@
 //     drops the candidates it dominates on the cell (the test and margin of step 5 with q as the
 //     dominator: no neighbour search). On a surface cloud most of a leaf's list lies along the
 //     surface behind its own point; this halves the stored points of the MotionBenchMaker clouds.
-//  7. a coarse occupancy grid (cells about (r_max + point_radius) / 1.9 wide, at most 2^23 of them)
+//  7. a coarse occupancy grid (cells about (r_max + point_radius) / 2.9 wide, at most 2^23 of them)
 //     marks the cells within reach of a point; queries centred in any other cell are free without
 //     a descent (most of a robot's spheres, away from the cloud). O(n + cells).
 // The margins make the float32 queries exact for radii in [r_min, r_max] (proof sketch in
