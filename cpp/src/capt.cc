@@ -18,7 +18,7 @@
 // subtree: for a leaf below, q is its own point, or q is within R of it (so it is carried there,
 // and kept or dominated by a kept point), or q is farther than R from all of the leaf, and then
 // so is every p that q dominates, which the leaf would not afford anyway. The AVX-512 build loops
-// (filter_avx512, filter2_avx512, own_prune_avx512, own_prune2_avx512, leaf_list_avx512) compute
+// (filter_avx512, filter2_avx512, own_prune_avx512, leaf_list_avx512) compute
 // the same float and double expressions, unfused and in the same order, as the portable ones, so
 // both build the same tree (tests/test_capt.py checks it).
 #include <algorithm>
@@ -237,25 +237,30 @@ SIMDPLAN_AVX512_FN size_t filter_avx512(const float* x, const float* y, const fl
   return w;
 }
 
-// Builder::own_prune: keeps the candidates that point b does not dominate on the box by margin m.
-SIMDPLAN_AVX512_FN size_t own_prune_avx512(const float* x, const float* y, const float* z, size_t n, const double* b,
-                                           const double* lo, const double* hi, double m, float* ox, float* oy,
-                                           float* oz, int32_t* id) {
+// Builder::own_prune, in place: keeps the candidates that none of the nb (1 or 2) points b[0..nb)
+// dominates on the box by margin m; with two, the survivors of pruning by b[0] and then by b[1],
+// in the same order, in one pass (a cell of two points).
+SIMDPLAN_AVX512_FN size_t own_prune_avx512(float* x, float* y, float* z, int32_t* id, size_t n, const double (*b)[3],
+                                           int nb, const double* lo, const double* hi, double m) {
   const __m512d mm = _mm512_set1_pd(m);
   size_t w = 0;
   for (size_t t = 0; t < n; t += 8) {
     const __mmask8 in = n - t >= 8 ? __mmask8(0xFF) : __mmask8((1u << (n - t)) - 1u);
     const __m256 fx = _mm256_maskz_loadu_ps(in, x + t), fy = _mm256_maskz_loadu_ps(in, y + t),
                  fz = _mm256_maskz_loadu_ps(in, z + t);
-    const __m512d v = _mm512_add_pd(_mm512_add_pd(dom8(fx, b[0], lo[0], hi[0]), dom8(fy, b[1], lo[1], hi[1])), dom8(fz, b[2], lo[2], hi[2]));
-    const __mmask8 keep = _mm512_mask_cmp_pd_mask(in, v, mm, _CMP_NLE_UQ);  // !(v <= m)
+    __mmask8 keep = in;
+    for (int j = 0; j < nb; ++j) {
+      const __m512d v = _mm512_add_pd(_mm512_add_pd(dom8(fx, b[j][0], lo[0], hi[0]), dom8(fy, b[j][1], lo[1], hi[1])),
+                                      dom8(fz, b[j][2], lo[2], hi[2]));
+      keep = _mm512_mask_cmp_pd_mask(keep, v, mm, _CMP_NLE_UQ);  // !(v <= m)
+    }
     // in place (w <= t): a full 8-lane store at w overwrites only elements up to t + 7, already
     // loaded (the arrays have kSoaSlack spare elements past n); the ids stay with their points for
     // prune() further down
     const __m256i vid = _mm256_maskz_loadu_epi32(in, id + t);
-    _mm256_storeu_ps(ox + w, _mm256_maskz_compress_ps(keep, fx));
-    _mm256_storeu_ps(oy + w, _mm256_maskz_compress_ps(keep, fy));
-    _mm256_storeu_ps(oz + w, _mm256_maskz_compress_ps(keep, fz));
+    _mm256_storeu_ps(x + w, _mm256_maskz_compress_ps(keep, fx));
+    _mm256_storeu_ps(y + w, _mm256_maskz_compress_ps(keep, fy));
+    _mm256_storeu_ps(z + w, _mm256_maskz_compress_ps(keep, fz));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(id + w), _mm256_maskz_compress_epi32(keep, vid));
     w += size_t(__builtin_popcount(keep));
   }
@@ -296,29 +301,6 @@ SIMDPLAN_AVX512_FN void filter2_avx512(const float* x, const float* y, const flo
     w1 += size_t(__builtin_popcount(k1));
   }
   w[0] = w0, w[1] = w1;
-}
-
-// Builder::own_prune with two dominators b0, b1 at once (a cell of two points): keeps the
-// candidates neither dominates, the survivors of own_prune by b0 and then by b1, in the same order.
-SIMDPLAN_AVX512_FN size_t own_prune2_avx512(float* x, float* y, float* z, int32_t* id, size_t n, const double* b0,
-                                            const double* b1, const double* lo, const double* hi, double m) {
-  const __m512d mm = _mm512_set1_pd(m);
-  size_t w = 0;
-  for (size_t t = 0; t < n; t += 8) {
-    const __mmask8 in = n - t >= 8 ? __mmask8(0xFF) : __mmask8((1u << (n - t)) - 1u);
-    const __m256 fx = _mm256_maskz_loadu_ps(in, x + t), fy = _mm256_maskz_loadu_ps(in, y + t),
-                 fz = _mm256_maskz_loadu_ps(in, z + t);
-    const __m512d v0 = _mm512_add_pd(_mm512_add_pd(dom8(fx, b0[0], lo[0], hi[0]), dom8(fy, b0[1], lo[1], hi[1])), dom8(fz, b0[2], lo[2], hi[2]));
-    const __m512d v1 = _mm512_add_pd(_mm512_add_pd(dom8(fx, b1[0], lo[0], hi[0]), dom8(fy, b1[1], lo[1], hi[1])), dom8(fz, b1[2], lo[2], hi[2]));
-    const __mmask8 keep = _mm512_mask_cmp_pd_mask(_mm512_mask_cmp_pd_mask(in, v0, mm, _CMP_NLE_UQ), v1, mm, _CMP_NLE_UQ);
-    const __m256i vid = _mm256_maskz_loadu_epi32(in, id + t);
-    _mm256_storeu_ps(x + w, _mm256_maskz_compress_ps(keep, fx));
-    _mm256_storeu_ps(y + w, _mm256_maskz_compress_ps(keep, fy));
-    _mm256_storeu_ps(z + w, _mm256_maskz_compress_ps(keep, fz));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(id + w), _mm256_maskz_compress_epi32(keep, vid));
-    w += size_t(__builtin_popcount(keep));
-  }
-  return w;
 }
 
 // A leaf's list: own_prune by its point b (when b is given) in place, and the AABB of what is kept
@@ -652,10 +634,10 @@ class Builder {
         continue;
       }
       if (avx512_ && own && csize == 2 && real(first[c]) && real(first[c] + 1)) {
-        const double b0[3] = {coord(first[c], 0), coord(first[c], 1), coord(first[c], 2)};
-        const double b1[3] = {coord(first[c] + 1, 0), coord(first[c] + 1, 1), coord(first[c] + 1, 2)};
-        const size_t w2 = own_prune2_avx512(out.x.data(), out.y.data(), out.z.data(), out.id.data(), out.n, b0, b1, lo,
-                                            hi, -margin_);
+        const double b[2][3] = {{coord(first[c], 0), coord(first[c], 1), coord(first[c], 2)},
+                                {coord(first[c] + 1, 0), coord(first[c] + 1, 1), coord(first[c] + 1, 2)}};
+        const size_t w2 =
+            own_prune_avx512(out.x.data(), out.y.data(), out.z.data(), out.id.data(), out.n, b, 2, lo, hi, -margin_);
         st_.pruned += int64_t(out.n - w2);
         out.n = w2;
         node(2 * i + 1 + uint32_t(c), l + 1, first[c], cells[c], out);
@@ -681,9 +663,8 @@ class Builder {
     size_t w = 0;
 #if defined(SIMDPLAN_CAPT_X86_KERNELS)
     if (avx512_) {
-      const double bp[3] = {p0, p1, p2};
-      w = own_prune_avx512(list.x.data(), list.y.data(), list.z.data(), list.n, bp, lo, hi, m, list.x.data(),
-                           list.y.data(), list.z.data(), list.id.data());
+      const double bp[1][3] = {{p0, p1, p2}};
+      w = own_prune_avx512(list.x.data(), list.y.data(), list.z.data(), list.id.data(), list.n, bp, 1, lo, hi, m);
       st_.pruned += int64_t(list.n - w);
       list.n = w;
       return;
