@@ -424,6 +424,17 @@ BAD = [
 ]
 
 
+def load_error(path, key, words) -> SceneError:
+    """The SceneError loading path raises, checked to name the file, the key path and the problem."""
+    with pytest.raises(SceneError) as info:
+        sc.load(path)
+    err = info.value
+    assert (err.file, err.key) == (path, key), str(err)
+    assert str(err).startswith(f"{path}: {key}: "), str(err)
+    assert words in str(err), str(err)
+    return err
+
+
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
 @pytest.mark.parametrize("ext", ["yaml", "json"])
 def test_bad_scene_names_file_and_key(tmp_path, case, ext):
@@ -431,12 +442,7 @@ def test_bad_scene_names_file_and_key(tmp_path, case, ext):
     d = base_scene()
     mutate(d)
     path = write(tmp_path, d, f"bad.{ext}")
-    with pytest.raises(SceneError) as info:
-        sc.load(path)
-    err = info.value
-    assert (err.file, err.key) == (path, key), str(err)
-    assert str(err).startswith(f"{path}: {key}: "), str(err)
-    assert words in str(err), str(err)
+    load_error(path, key, words)
 
 
 @pytest.mark.parametrize("text, ext, words", [
@@ -722,12 +728,7 @@ def test_bad_mesh_obstacles_name_file_and_key(tmp_path, mesh_files, case, ext):
     d = base_scene()
     d["obstacles"][2] = spec
     path = write(tmp_path, d, f"bad.{ext}")
-    with pytest.raises(SceneError) as info:
-        sc.load(path)
-    err = info.value
-    assert (err.file, err.key) == (path, key), str(err)
-    assert str(err).startswith(f"{path}: {key}: "), str(err)
-    assert words in str(err), str(err)
+    err = load_error(path, key, words)
     if "file" in spec and isinstance(spec["file"], str) and spec["file"] and case[0] != "folder as file" \
             and key == "obstacles[2].file":
         assert str(tmp_path / spec["file"]) in str(err)  # the file's full path
