@@ -28,8 +28,9 @@ class PlannerSettings:
     sampler: "uniform" (pseudo-random) or "halton" (low-discrepancy, scrambled by the seed).
     goal_bias: RRT only: probability of sampling a goal.
     balance: RRT-Connect: grow the smaller tree (balanced variant).
-    dynamic_domain: RRT-Connect: dynamic-domain sampling (Yershova et al. 2005), with
-      dd_radius (initial), dd_alpha (growth factor) and dd_min_radius.
+    dynamic_domain: RRT-Connect: dynamic-domain sampling (Yershova et al. 2005): a node's domain
+      is unbounded until an extension from it fails, then dd_radius; it grows by (1 + dd_alpha) on
+      success and shrinks by (1 - dd_alpha) on failure, never below dd_min_radius.
     prm_neighbors: PRM: k nearest neighbours connected per roadmap vertex.
     simplify: shortcut, reduce vertices and smooth the path (every new edge is checked).
     simplify_iterations: random shortcut attempts (30: on the MotionBenchMaker panda set, 20 already gave a

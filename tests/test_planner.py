@@ -133,6 +133,18 @@ def test_sampler_and_dynamic_domain_variants(panda, mbm, sampler, dd):
     verify(panda, env, res, problem["start"], problem["goals"], panda.resolution)
 
 
+def test_dynamic_domain_bounds_a_node_only_after_it_fails(panda, mbm):
+    # a node's domain is unbounded until an extension from it fails (Yershova et al.), so even with
+    # a tiny dd_radius the first iteration extends from the start; bounded from the outset, the
+    # sample would be rejected and only the direct start-goal edge would be checked
+    problem = mbm["bookshelf_thin"][0]
+    env, _ = ref.make_environment(specs_of(problem))
+    res = simdplan.plan(panda, env, problem["start"], problem["goals"], dynamic_domain=True, dd_radius=1e-3,
+                        dd_min_radius=1e-3, seed=5, max_iterations=1, simplify=False)
+    assert not res.success and res.stats["iterations"] == 1
+    assert res.stats["edge_checks"] >= 2
+
+
 def test_several_goals_reach_one_of_them(panda, mbm):
     problem = mbm["bookshelf_small"][0]
     env, _ = ref.make_environment(specs_of(problem))

@@ -7,7 +7,8 @@
 // extended. Optional dynamic-domain sampling: A. Yershova, L. Jaillet, T. Simeon, S. M. LaValle,
 // "Dynamic-Domain RRTs", IEEE ICRA 2005, doi:10.1109/ROBOT.2005.1570709 (a sample is rejected
 // when it is outside the domain radius of its nearest node; radii grow on success, shrink on
-// failure).
+// failure). As in the paper, a node's domain is unbounded until an extension from it first fails; it
+// is then set to dd_radius.
 //
 // Contract: start and goals are valid configurations inside the limits (the Python facade checks
 // and reports). Returns the path start .. goal as flat dof-float rows; empty if none was found
@@ -66,7 +67,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
     }
   }
   Tree ta(dof), tb(dof);
-  const float r0 = float(s.dd_radius);
+  constexpr float r0 = kUnbounded;
   ta.add(start, -1, r0);
   for (int32_t g = 0; g < n_goals; ++g) tb.add(goals.data() + g * dof, -1, r0);
   Tree* a = &ta;
@@ -84,10 +85,13 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
     a->nn.get(near, q_near.data());
     steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
     if (!check.motion(q_near.data(), q_new.data(), Checker::Known::start)) {
-      if (s.dynamic_domain) a->radius[near] = std::max(float(s.dd_min_radius), a->radius[near] * float(1 - s.dd_alpha));
+      if (s.dynamic_domain) {
+        float& r = a->radius[near];
+        r = (r == kUnbounded) ? float(s.dd_radius) : std::max(float(s.dd_min_radius), r * float(1 - s.dd_alpha));
+      }
       continue;
     }
-    if (s.dynamic_domain && a->radius[near] < 1e30f) a->radius[near] *= float(1 + s.dd_alpha);
+    if (s.dynamic_domain && a->radius[near] != kUnbounded) a->radius[near] *= float(1 + s.dd_alpha);
     const int32_t new_a = a->add(q_new.data(), near, r0);
 
     // connect b toward q_new in steps of at most `range`

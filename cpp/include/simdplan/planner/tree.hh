@@ -1,11 +1,15 @@
 // simdplan/planner/tree.hh: a search tree (or forest) of configurations with parent links.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "simdplan/planner/nearest.hh"
 
 namespace simdplan::planner {
+
+// dynamic-domain radius of a node whose extensions have not failed yet
+inline constexpr float kUnbounded = std::numeric_limits<float>::infinity();
 
 struct Tree {
   explicit Tree(int32_t dof) : nn(dof) {}
