@@ -107,7 +107,8 @@ class NearestNeighbors {
   // only for a block that beats the best so far, instead of writing every distance to d2_ and
   // scanning them all: 12.6M -> 9.5M instructions in the nearest-neighbour code of 20 cage plans
   // (callgrind, AVX2), with the same plans.
-  // Sums run over the joints in the same order as distances(), so results are bit-identical.
+  // Sums run over the joints in the same order as distances() and the leaf search, so results are
+  // bit-identical.
   void sweep(const float* q, size_t from, int32_t& best, float& bd) const {
     // PERF: GCC's vector extension; written as a plain loop over 16 floats, GCC unrolled it into
     // scalar code at the baseline ISA.

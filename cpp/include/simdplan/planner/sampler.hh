@@ -60,6 +60,7 @@ class ConfigSampler {
       q[j] = place(j, u);
     }
   }
+
   Rng& rng() { return rng_; }
 
  private:
