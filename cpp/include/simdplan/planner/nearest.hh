@@ -25,7 +25,8 @@ class NearestNeighbors {
   // PERF: benchmarks/bench_nearest.py, 7 joints, Xeon @ 2.5 GHz: a brute-force query against the
   // tree's query plus its amortised insertion broke even near 256 points (1.55 vs 1.68 us uniform,
   // 1.56 vs 1.55 us on a sheet) and the tree won 2.1x at 1k, 6x at 4k, 15x at 100k points.
-  // Since the blocked sweep (2.5-4x faster brute force), one run gave at 256 / 512 / 1024 points:
+  // Since the blocked sweep (brute force about 2x faster at 256 points, each build timed against
+  // cKDTree in its own run), one run gave at 256 / 512 / 1024 points:
   // brute 0.90 / 1.59 / 2.96 us, tree query 0.41 / 0.42 / 0.71 us, insertion 1.3 / 2.0 / 2.0 us
   // per point. With one insertion per query the break-even is now near 1k points; but a planner
   // in a cluttered scene inserts far less often than it queries (cage plans: about 0.1 insertions
