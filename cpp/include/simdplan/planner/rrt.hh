@@ -17,7 +17,7 @@ inline std::vector<float> rrt(Checker& check, const std::vector<float>& lower, c
   const int32_t dof = check.dof();
   const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
   Tree t(dof);
-  t.add(start, -1, 0.0f);
+  t.add(start, -1);
   ConfigSampler sampler(s.sampler, s.seed, lower, upper);
   const Deadline deadline(s.time_limit);
   std::vector<float> q_rand(dof), q_near(dof), q_new(dof), path;
@@ -34,7 +34,7 @@ inline std::vector<float> rrt(Checker& check, const std::vector<float>& lower, c
     t.nn.get(near, q_near.data());
     steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
     if (!check.motion(q_near.data(), q_new.data(), Checker::Known::start)) continue;
-    const int32_t node = t.add(q_new.data(), near, 0.0f);
+    const int32_t node = t.add(q_new.data(), near);
     for (int32_t g = 0; g < n_goals; ++g) {
       const float* goal = goals.data() + g * dof;
       if (Checker::distance(q_new.data(), goal, dof) <= s.range && check.motion(q_new.data(), goal, Checker::Known::both)) {

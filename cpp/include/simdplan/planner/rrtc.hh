@@ -67,9 +67,8 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
     }
   }
   Tree ta(dof), tb(dof);
-  constexpr float r0 = kUnbounded;
-  ta.add(start, -1, r0);
-  for (int32_t g = 0; g < n_goals; ++g) tb.add(goals.data() + g * dof, -1, r0);
+  ta.add(start, -1);
+  for (int32_t g = 0; g < n_goals; ++g) tb.add(goals.data() + g * dof, -1);
   Tree* a = &ta;
   Tree* b = &tb;
   ConfigSampler sampler(s.sampler, s.seed, lower, upper);
@@ -92,7 +91,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
       continue;
     }
     if (s.dynamic_domain && a->radius[near] != kUnbounded) a->radius[near] *= float(1 + s.dd_alpha);
-    const int32_t new_a = a->add(q_new.data(), near, r0);
+    const int32_t new_a = a->add(q_new.data(), near);
 
     // connect b toward q_new in steps of at most `range`
     auto [bn, bd2] = b->nn.nearest(q_new.data());
@@ -107,7 +106,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
         reached = true;
         break;
       }
-      cur = b->add(q_step.data(), cur, r0);
+      cur = b->add(q_step.data(), cur);
     }
     if (reached) {
       // a-side: new_a .. root(a); b-side: cur .. root(b)

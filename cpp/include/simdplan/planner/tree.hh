@@ -16,13 +16,13 @@ struct Tree {
   NearestNeighbors nn;
   std::vector<int32_t> parent;  // -1 for a root
   std::vector<int32_t> root;    // index of the root each node descends from
-  std::vector<float> radius;    // dynamic-domain radius per node (unused otherwise)
+  std::vector<float> radius;    // dynamic-domain radius per node (unused otherwise), kUnbounded at first
 
-  int32_t add(const float* q, int32_t par, float dd_radius) {
+  int32_t add(const float* q, int32_t par) {
     const int32_t i = nn.add(q);
     parent.push_back(par);
     root.push_back(par < 0 ? i : root[par]);
-    radius.push_back(dd_radius);
+    radius.push_back(kUnbounded);
     return i;
   }
   int32_t size() const { return nn.size(); }
