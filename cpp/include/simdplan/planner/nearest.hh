@@ -1,10 +1,10 @@
 // simdplan/planner/nearest.hh: exact nearest neighbours in joint space (Euclidean).
 //
-// Points are stored structure-of-arrays (one float array per joint) so a brute-force sweep is a
-// straight loop the compiler vectorises. Small sets are searched by brute force only. Past
-// kIndexFrom points, a static k-d tree (median splits on the widest axis, leaves of up to 16
-// points; J. H. Friedman, J. L. Bentley, R. A. Finkel, "An algorithm for finding best matches in
-// logarithmic expected time", ACM TOMS 3(3), 1977, doi:10.1145/355744.355745) indexes all points
+// Points are stored structure-of-arrays (one float array per joint, padded to blocks of 16) so a
+// brute-force sweep runs in SIMD over 16 points at a time. Small sets are searched by brute force
+// only. Past kIndexFrom points, a static k-d tree (median splits on the widest axis, leaves of up
+// to 16 points; J. H. Friedman, J. L. Bentley, R. A. Finkel, "An algorithm for finding best matches
+// in logarithmic expected time", ACM TOMS 3(3), 1977, doi:10.1145/355744.355745) indexes all points
 // up to its last rebuild, and points added since are swept by brute force. The tree is rebuilt when
 // the unindexed tail exceeds max(kIndexFrom, n / 16), so rebuilding costs O(log n) amortised per
 // insertion. Both parts are exact, so results equal a full brute-force search (ties aside).
@@ -67,7 +67,7 @@ class NearestNeighbors {
 
   // the k nearest (ascending distance), excluding `skip`; brute force (PRM connects in batches)
   void k_nearest(const float* q, int32_t k, int32_t skip, std::vector<std::pair<float, int32_t>>& out) const {
-    distances(q, 0);
+    distances(q);
     out.clear();
     for (size_t i = 0; i < n_; ++i) {
       if (static_cast<int32_t>(i) == skip) continue;
@@ -91,13 +91,14 @@ class NearestNeighbors {
   static constexpr int32_t kLeaf = 16;
   static constexpr size_t kBlock = 16;  // coordinate arrays are padded to whole blocks
 
-  void distances(const float* q, size_t from) const {
+  // every point's squared distance to q, into d2_
+  void distances(const float* q) const {
     float* d = d2_.data();
-    for (size_t i = from; i < n_; ++i) d[i] = 0.0f;
+    for (size_t i = 0; i < n_; ++i) d[i] = 0.0f;
     for (int32_t j = 0; j < dof_; ++j) {
       const float* x = coords_[j].data();
       const float qj = q[j];
-      for (size_t i = from; i < n_; ++i) {
+      for (size_t i = 0; i < n_; ++i) {
         const float e = x[i] - qj;
         d[i] += e * e;
       }
