@@ -3,11 +3,12 @@
 // Paths are flat rows of dof floats. Every operation that creates an edge checks it with the
 // planner's discrete Link before accepting it, so the output's edges have all passed Link (also
 // sub-segments of earlier edges: their samples differ from the edge they came from).
-// Steps, as in common practice (e.g. OMPL's PathSimplifier): vertex reduction (connect a vertex to
-// the farthest later vertex it reaches; later, drop a vertex when its neighbours connect directly), random shortcuts between points on the path (Geraerts and
-// Overmars, "Creating high-quality paths for motion planning", IJRR 2007,
-// doi:10.1177/0278364907079280), and Laplacian smoothing (move a vertex halfway toward its
-// neighbours' midpoint when both new edges are free and the path gets shorter).
+// Steps, as in common practice (e.g. OMPL's PathSimplifier): vertex reduction (first connect each
+// vertex to the farthest later vertex it reaches; at the end, drop a vertex when its neighbours
+// connect directly), random shortcuts between points on the path (Geraerts and Overmars, "Creating
+// high-quality paths for motion planning", IJRR 2007, doi:10.1177/0278364907079280), and Laplacian
+// smoothing (move a vertex halfway toward its neighbours' midpoint when both new edges are free and
+// the path gets shorter).
 #pragma once
 #include <cmath>
 #include <vector>
