@@ -721,31 +721,29 @@ class Builder {
     lf.end = end;
     float lo[3] = {kInfF, kInfF, kInfF}, hi[3] = {-kInfF, -kInfF, -kInfF};
     if (alo) {
-      for (int k = 0; k < 3; ++k) lf.lo[k] = alo[k], lf.hi[k] = ahi[k];
-      if (end > begin) ++st_.nonempty_leaves;
-      st_.max_afforded = std::max<int64_t>(st_.max_afforded, end - begin);
-      return;
-    }
-    const float* xyz[3] = {px_.data(), py_.data(), pz_.data()};
-    // PERF: value ternaries compile to minss/maxss (std::min/max became branches here), and four
-    // running bounds break the dependency chain (100k uniform points: 420 -> 250 -> 210 ms)
-    for (int k = 0; k < 3; ++k) {
-      float l4[4] = {kInfF, kInfF, kInfF, kInfF}, h4[4] = {-kInfF, -kInfF, -kInfF, -kInfF};
-      size_t j = size_t(begin);
-      for (; j + 4 <= size_t(end); j += 4)
-        for (int u = 0; u < 4; ++u) {
-          const float v = xyz[k][j + size_t(u)];
-          l4[u] = v < l4[u] ? v : l4[u];
-          h4[u] = v > h4[u] ? v : h4[u];
+      for (int k = 0; k < 3; ++k) lo[k] = alo[k], hi[k] = ahi[k];
+    } else {
+      const float* xyz[3] = {px_.data(), py_.data(), pz_.data()};
+      // PERF: value ternaries compile to minss/maxss (std::min/max became branches here), and four
+      // running bounds break the dependency chain (100k uniform points: 420 -> 250 -> 210 ms)
+      for (int k = 0; k < 3; ++k) {
+        float l4[4] = {kInfF, kInfF, kInfF, kInfF}, h4[4] = {-kInfF, -kInfF, -kInfF, -kInfF};
+        size_t j = size_t(begin);
+        for (; j + 4 <= size_t(end); j += 4)
+          for (int u = 0; u < 4; ++u) {
+            const float v = xyz[k][j + size_t(u)];
+            l4[u] = v < l4[u] ? v : l4[u];
+            h4[u] = v > h4[u] ? v : h4[u];
+          }
+        for (; j < size_t(end); ++j) {
+          const float v = xyz[k][j];
+          l4[0] = v < l4[0] ? v : l4[0];
+          h4[0] = v > h4[0] ? v : h4[0];
         }
-      for (; j < size_t(end); ++j) {
-        const float v = xyz[k][j];
-        l4[0] = v < l4[0] ? v : l4[0];
-        h4[0] = v > h4[0] ? v : h4[0];
-      }
-      for (int u = 0; u < 4; ++u) {
-        lo[k] = l4[u] < lo[k] ? l4[u] : lo[k];
-        hi[k] = h4[u] > hi[k] ? h4[u] : hi[k];
+        for (int u = 0; u < 4; ++u) {
+          lo[k] = l4[u] < lo[k] ? l4[u] : lo[k];
+          hi[k] = h4[u] > hi[k] ? h4[u] : hi[k];
+        }
       }
     }
     for (int k = 0; k < 3; ++k) lf.lo[k] = lo[k], lf.hi[k] = hi[k];
