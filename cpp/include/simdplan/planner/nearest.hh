@@ -42,8 +42,10 @@ class NearestNeighbors {
   int32_t indexed() const { return static_cast<int32_t>(indexed_); }
 
   int32_t add(const float* q) {
-    if (n_ % kBlock == 0)  // open a block; rows past n_ are NaN, so they never beat a distance
-      for (auto& c : coords_) c.resize(n_ + kBlock, std::numeric_limits<float>::quiet_NaN());
+    // open a block; rows past n_ are +inf, whose distance (+inf) never beats one (the sweep's minimum
+    // is exact with them, where NaN rows would leak through its selects)
+    if (n_ % kBlock == 0)
+      for (auto& c : coords_) c.resize(n_ + kBlock, std::numeric_limits<float>::infinity());
     for (int32_t j = 0; j < dof_; ++j) coords_[j][n_] = q[j];
     d2_.push_back(0.0f);
     ++n_;
@@ -115,7 +117,6 @@ class NearestNeighbors {
     // PERF: GCC's vector extension; written as a plain loop over 16 floats, GCC unrolled it into
     // scalar code at the baseline ISA.
     typedef float F4 __attribute__((vector_size(16)));
-    typedef int32_t I4 __attribute__((vector_size(16)));
     static_assert(kBlock == 16, "four F4 per block");
     for (size_t i = from - from % kBlock; i < n_; i += kBlock) {
       F4 d[4] = {};
@@ -129,12 +130,21 @@ class NearestNeighbors {
           d[v] += e * e;
         }
       }
-      const F4 b = F4{} + bd;
-      const I4 beats = (d[0] < b) | (d[1] < b) | (d[2] < b) | (d[3] < b);
-      if (!(beats[0] | beats[1] | beats[2] | beats[3])) continue;
       // rows before `from` are the tree's, already searched
-      for (size_t l = (i < from ? from - i : 0); l < kBlock; ++l)
-        if (d[l / 4][l % 4] < bd) bd = d[l / 4][l % 4], best = static_cast<int32_t>(i + l);
+      if (i < from)
+        for (size_t l = 0; l < from - i; ++l) d[l / 4][l % 4] = std::numeric_limits<float>::infinity();
+      // PERF: the block's minimum without branches, then its first lane, instead of a compare and
+      // branch per lane, which mispredicted on every block of a small tree (all of it one block).
+      F4 m = d[0] < d[1] ? d[0] : d[1];
+      const F4 m2 = d[2] < d[3] ? d[2] : d[3];
+      m = m < m2 ? m : m2;
+      float mv = m[0] < m[1] ? m[0] : m[1];
+      const float mv2 = m[2] < m[3] ? m[2] : m[3];
+      mv = mv < mv2 ? mv : mv2;
+      if (!(mv < bd)) continue;
+      size_t l = 0;
+      while (!(d[l / 4][l % 4] == mv)) ++l;  // the first row at the minimum, as a strict < scan keeps
+      bd = mv, best = static_cast<int32_t>(i + l);
     }
   }
 
