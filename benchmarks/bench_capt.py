@@ -16,6 +16,9 @@ Measured, in one run (ISAs interleaved inside every repeat; medians over repeats
              baselines; plus CAPT.collides called from Python one sphere per call
   3. pairs   close_pairs(points, tol) vs cKDTree(points).query_pairs(tol) (build included)
   4. filter  filter_pointcloud(points, 0.02) on 10k .. 1M points (surface-like and uniform)
+Where VAMP is installed (simdplan.vamp_baseline), its CAPT build and its filter run on the same
+points in the same run (rows "vamp"; VAMP's own timers, which exclude converting the points from
+Python, while our filter rows include our Python call).
 This is a benchmark, not a test: it never fails on timings.
 
     python3 benchmarks/bench_capt.py [--quick] [--big] [--json OUT]
@@ -33,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 import simdplan
-from simdplan import robots, scenes
+from simdplan import robots, scenes, vamp_baseline
 from simdplan.collision import CAPT, close_pairs, filter_pointcloud
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -218,6 +221,16 @@ def main(argv=None) -> int:
     checks: dict = {}
     t_start = time.perf_counter()
     info = machine_info()
+    vamp, vamp_why = vamp_baseline.load("panda")
+    log(f"VAMP side by side: {vamp.label if vamp else 'no, ' + vamp_why}")
+
+    def vamp_build_ms(pts, reps):
+        return [vamp.add_pointcloud(vamp.vamp.Environment(), pts, 0.0, R_MIN, R_MAX) / 1e6 for _ in range(reps)]
+
+    def vamp_filter_ms(pts, reps):
+        runs = [vamp.filter_pointcloud(pts, 0.02) for _ in range(reps)]
+        return [ns / 1e6 for _, ns in runs], len(runs[-1][0])
+
     try:
         from scipy.spatial import cKDTree
 
@@ -238,6 +251,8 @@ def main(argv=None) -> int:
                 rows.add("build", kind, n, "capt", "memory", "MB", [(st["afforded"] * 12 + leaves * 36) / 1e6])
                 kd_ms, kd_raw, _ = median_ms(lambda: cKDTree(pts), reps)
                 rows.add("build", kind, n, "scipy cKDTree", "build", "ms", kd_raw)
+                if vamp:
+                    rows.add("build", kind, n, vamp.label, "build", "ms", vamp_build_ms(pts, reps))
                 del builds
 
                 lo, hi = pts.min(0) - 0.1, pts.max(0) + 0.1
@@ -300,6 +315,10 @@ def main(argv=None) -> int:
             rows.add("mbm", scene, len(raw), "filter_pointcloud 2 cm", "filter", "ms", f_raw, ANCHORS[("mbm", "filter", 0)])
             rows.add("mbm", scene, len(pts), "capt", "build", "ms", [b.build_time_ns / 1e6 for b in builds],
                      ANCHORS[("mbm", "build", 0)])
+            if vamp:
+                times, kept = vamp_filter_ms(raw, P["build_repeats"])
+                rows.add("mbm", scene, len(raw), f"{vamp.label} filter 2 cm", "filter", "ms", times, f"kept {kept:,}")
+                rows.add("mbm", scene, len(pts), vamp.label, "build", "ms", vamp_build_ms(pts, P["build_repeats"]))
             Q = rng.uniform(robot.lower, robot.upper, (P["mbm_configs"], robot.dof))
             spheres = robot.fk_many(Q).reshape(-1, 4).astype(np.float64)
             radii = np.clip(spheres[:, 3], R_MIN, R_MAX)
@@ -336,13 +355,16 @@ def main(argv=None) -> int:
                 anchor = ANCHORS.get(("filter", kind, n))
                 rows.add("filter", kind, n, "filter_pointcloud", "time", "ms", raw_ms,
                          f"kept {len(kept):,}" + (f"; {anchor}" if anchor else ""))
+                if vamp:
+                    times, vkept = vamp_filter_ms(pts, P["build_repeats"])
+                    rows.add("filter", kind, n, vamp.label, "time", "ms", times, f"kept {vkept:,}")
     finally:
         simdplan.set_isa(original)
 
     print_table(console, rows)
     console.print(f"machine: {info['cpu_model']} ({info['cpu_count']} CPUs), ISAs {', '.join(isas)}; "
                   f"{time.perf_counter() - t_start:.0f} s")
-    out = {"machine": info, "params": {**P, "big": args.big, "seed": args.seed, "r_min": R_MIN, "r_max": R_MAX},
+    out = {"machine": info, "vamp": vamp.label if vamp else None, "params": {**P, "big": args.big, "seed": args.seed, "r_min": R_MIN, "r_max": R_MAX},
            "checks": checks, "rows": rows.rows, "machine_end": {"loadavg": list(os.getloadavg())}}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     with open(args.json, "w") as f:

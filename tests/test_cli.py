@@ -164,7 +164,8 @@ def test_verify_path_catches_bad_paths(mbm_scene_file):
 # ----------------------------------------------------------------------------- bench mbm
 def test_bench_mbm_cage(tmp_path):
     out = tmp_path / "bench.json"
-    proc = run("bench", "mbm", "--problems", "cage", "--limit", "3", "--time-limit", "5", "--json", out)
+    proc = run("bench", "mbm", "--problems", "cage", "--limit", "3", "--time-limit", "5", "--json", out,
+               "--vamp", "off")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "cage" in proc.stdout and "VAMP 0.6.4" in proc.stdout and "verified" in proc.stdout
@@ -204,6 +205,35 @@ def test_bench_mbm_user_errors():
     assert_user_error(run("bench", "mbm", "--problems", "nope"), contains=("nope", "cage"))
     assert_user_error(run("bench", "mbm", "--limit", "0"), contains=("--limit",))
     assert_user_error(run("bench", "mbm", "--robot", "r2d2"), contains=("r2d2",))
+    assert_user_error(run("bench", "mbm", "--pointcloud", "--point-radius", "-1"), contains=("--point-radius",))
+    # VAMP has no exact cylinders: asking for it in exact mode is an error, not a silent skip
+    assert_user_error(run("bench", "mbm", "--mode", "exact", "--vamp", "on", "--limit", "1"),
+                      contains=("--vamp on", "reference"))
+
+
+def test_bench_mbm_without_vamp_says_why(monkeypatch, capsys):
+    from simdplan import vamp_baseline
+
+    monkeypatch.setattr(vamp_baseline, "load", lambda name: (None, "VAMP is not installed (test)"))
+    assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "1"]) == 0
+    assert "VAMP side by side: not run (VAMP is not installed (test))" in capsys.readouterr().out
+    assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "1", "--vamp", "on"]) == 2
+    assert "VAMP is not installed (test)" in capsys.readouterr().err
+
+
+def test_bench_mbm_side_by_side_with_vamp(tmp_path):
+    """Only where VAMP is installed: both planners on the same problems, VAMP's rows and the ratios."""
+    pytest.importorskip("vamp")
+    out = tmp_path / "bench.json"
+    proc = run("bench", "mbm", "--problems", "table_pick,cage", "--limit", "2", "--vamp", "on", "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "simdplan vs VAMP" in proc.stdout and "x)" in proc.stdout
+    doc = json.loads(out.read_text())
+    theirs = [r for r in doc["records"] if r.get("impl") == "vamp"]
+    ours = [r for r in doc["records"] if r.get("impl") != "vamp"]
+    assert [(r["problem"], r["index"]) for r in theirs] == [(r["problem"], r["index"]) for r in ours]
+    assert all(r["solved"] and r["planning_time_us"] > 0 for r in theirs if r["valid"])
+    assert doc["baseline"]["summary"]["all"]["solved"] == sum(r["solved"] for r in theirs)
 
 
 # ----------------------------------------------------------------------------- info, usage

@@ -510,9 +510,11 @@ def _mean(xs):
 def summarize(records: list[dict]) -> dict:
     """Per-group figures; times in microseconds over the solved problems."""
     solved = [r for r in records if r["solved"]]
-    plan = [r["planning_time_us"] for r in solved]
-    simp = [r["simplify_time_us"] for r in solved]
-    total = [r["total_time_us"] for r in solved]
+
+    def vals(key):  # a baseline's records lack what it does not measure (verification, wall time)
+        return [r[key] for r in solved if r.get(key) is not None]
+
+    plan, simp, total = vals("planning_time_us"), vals("simplify_time_us"), vals("total_time_us")
     return {
         "total": len(records),
         "valid": sum(r["valid"] for r in records),
@@ -524,12 +526,12 @@ def summarize(records: list[dict]) -> dict:
         "planning_us_median": _median(plan), "planning_us_mean": _mean(plan), "planning_us_p95": _percentile(plan, 95),
         "simplify_us_median": _median(simp), "simplify_us_mean": _mean(simp),
         "total_us_median": _median(total), "total_us_mean": _mean(total), "total_us_p95": _percentile(total, 95),
-        "iterations_median": _median([r["iterations"] for r in solved]),
-        "collision_checks_median": _median([r["collision_checks"] for r in solved]),
-        "initial_cost_median": _median([r["initial_cost"] for r in solved]),
-        "final_cost_median": _median([r["final_cost"] for r in solved]),
-        "waypoints_median": _median([r["waypoints"] for r in solved]),
-        "wall_us_median": _median([r["wall_time_us"] for r in solved]),
+        "iterations_median": _median(vals("iterations")),
+        "collision_checks_median": _median(vals("collision_checks")),
+        "initial_cost_median": _median(vals("initial_cost")),
+        "final_cost_median": _median(vals("final_cost")),
+        "waypoints_median": _median(vals("waypoints")),
+        "wall_us_median": _median(vals("wall_time_us")),
     }
 
 
@@ -542,8 +544,8 @@ BENCH_COLUMNS = [
 ]
 
 
-def _bench_row(name: str, s: dict) -> list[str]:
-    ver = f"{s['verified']}/{s['solved']}"
+def _bench_row(name: str, s: dict, verified: bool = True) -> list[str]:
+    ver = f"{s['verified']}/{s['solved']}" if verified else "-"
     if s["verify_failures"]:
         ver += f" ({s['verify_failures']} FAIL)"
     return [name, f"{s['solved']}/{s['valid']}/{s['total']}", ver,
@@ -704,9 +706,10 @@ def plan_problem(scene, settings, checked) -> dict:
     return rec
 
 
-def _as_pointcloud(scene, per_obstacle: int, min_dist: float) -> dict:
+def _as_pointcloud(scene, per_obstacle: int, min_dist: float, point_radius: float) -> tuple[dict, np.ndarray, np.ndarray]:
     """Replaces scene.env by a point cloud sampled on its obstacles' surfaces (the MotionBenchMaker
-    point-cloud setting), filtered at ``min_dist``, its CAPT built for the robot; returns the timings."""
+    point-cloud setting), filtered at ``min_dist``, its CAPT built for the robot; returns the timings
+    (record fields), the sampled points and the kept ones."""
     from simdplan.collision import Environment
     from simdplan.collision.pointcloud import filter_pointcloud
     from simdplan.scenes import mbm
@@ -716,11 +719,52 @@ def _as_pointcloud(scene, per_obstacle: int, min_dist: float) -> dict:
     pts = filter_pointcloud(raw, min_dist)
     filter_ns = time.perf_counter_ns() - t0
     env = Environment()
-    cid = env.add_pointcloud(pts)
+    cid = env.add_pointcloud(pts, point_radius=point_radius)
     scene.robot._fit_clouds(env, 0.0)  # builds the tree (timed by the core)
     scene.env = env
-    return {"cloud_points": int(len(raw)), "cloud_kept": int(len(pts)), "filter_us": filter_ns / 1e3,
-            "build_us": env._trees[cid].stats["build_ns"] / 1e3}
+    return ({"cloud_points": int(len(raw)), "cloud_kept": int(len(pts)), "filter_us": filter_ns / 1e3,
+             "build_us": env._trees[cid].stats["build_ns"] / 1e3}, raw, pts)
+
+
+def _baseline_for(args, robot, planner: str | None):
+    """The VAMP baseline of ``--vamp`` (simdplan.vamp_baseline), or None and why it does not run."""
+    if args.vamp == "off":
+        return None, "--vamp off"
+    from simdplan import vamp_baseline
+
+    why = ""
+    if args.mode != "reference":
+        why = "VAMP has no exact cylinders: it runs with --mode reference only"
+    elif planner not in (None, "rrtc"):
+        why = f"VAMP's RRT-Connect is compared with rrtc only, not {planner}"
+    if not why:
+        base, why = vamp_baseline.load(robot.name)
+        if base is not None:
+            return base, ""
+    if args.vamp == "on":
+        raise UserError(f"--vamp on: {why}")
+    return None, why
+
+
+def plan_baseline(base, scene, simplify: bool, cloud=None) -> dict:
+    """VAMP on one problem right after simdplan (a ``bench mbm`` record with ``impl`` "vamp"). cloud:
+    the point-cloud setting's (sampled points, kept points, min_dist, point radius): VAMP filters the
+    same sampled points (only to time it) and builds its tree on the points simdplan kept, so that
+    both plan against the same cloud."""
+    rec = {"impl": "vamp", "problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False,
+           "solved": False, "link": None}
+    if scene.valid is False:
+        return rec
+    if cloud is None:
+        venv = base.environment(scene.env)
+    else:
+        raw, kept, min_dist, point_radius = cloud
+        vkept, filter_ns = base.filter_pointcloud(raw, min_dist)
+        venv = base.vamp.Environment()
+        build_ns = base.add_pointcloud(venv, kept, point_radius)
+        rec.update(cloud_kept=int(len(vkept)), filter_us=filter_ns / 1e3, build_us=build_ns / 1e3)
+    rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify))
+    return rec
 
 
 def cmd_bench_mbm(args) -> int:
@@ -735,6 +779,8 @@ def cmd_bench_mbm(args) -> int:
         raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
     if not args.filter >= 0:
         raise UserError(f"--filter must be >= 0 metres, got {args.filter}")
+    if not (math.isfinite(args.point_radius) and args.point_radius >= 0):
+        raise UserError(f"--point-radius must be a finite number >= 0 metres, got {args.point_radius}")
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
     _apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
@@ -746,19 +792,26 @@ def cmd_bench_mbm(args) -> int:
         raise UserError("no problems selected")
     order = list(dict.fromkeys(p.problem for p in problems))
 
+    base, base_why = _baseline_for(args, robot, args.planner)
+
     records: list[dict] = []
     used_settings = None
     interrupted = False
     with _Progress(len(problems)) as progress:
         try:
             for scene in problems:
-                cloud = _as_pointcloud(scene, args.pointcloud, args.filter) if args.pointcloud else None
+                cloud = None
+                if args.pointcloud:
+                    fields, raw, kept = _as_pointcloud(scene, args.pointcloud, args.filter, args.point_radius)
+                    cloud = (raw, kept, args.filter, args.point_radius)
                 for link in links:  # both modes on the same scene, one after the other
                     settings, checked = _apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
                     used_settings = used_settings or dataclasses.asdict(checked)
                     records.append(plan_problem(scene, settings, checked))
                     if cloud:
-                        records[-1].update(cloud)
+                        records[-1].update(fields)
+                if base is not None:  # the same problem at once, in the same phase of the machine
+                    records.append(plan_baseline(base, scene, not args.no_simplify, cloud))
                 progress.advance(f"{scene.problem} {scene.index}")
         except KeyboardInterrupt:
             interrupted = True
@@ -776,6 +829,14 @@ def cmd_bench_mbm(args) -> int:
     if len(links) > 1:
         _print_link_comparison(by_link)
     summary = by_link[links[0]] if len(links) == 1 else by_link
+    base_summary = None
+    if base is not None:
+        theirs = [r for r in records if r.get("impl") == "vamp"]
+        base_summary = {c: summarize([r for r in theirs if r["problem"] == c]) for c in order}
+        base_summary["all"] = summarize(theirs)
+        _print_baseline_report(args, base.label, by_link[links[0]], base_summary, order, theirs)
+    else:
+        print(f"VAMP side by side: not run ({base_why})")
 
     if args.json:
         doc = {
@@ -788,6 +849,7 @@ def cmd_bench_mbm(args) -> int:
             "verify_factor": VERIFY_FACTOR,
             "machine": machine,
             "anchor": MBM_ANCHOR,
+            "baseline": None if base is None else {"label": base.label, "summary": base_summary},
             "elapsed_s": elapsed,
             "interrupted": interrupted,
             "summary": summary,
@@ -803,6 +865,39 @@ def cmd_bench_mbm(args) -> int:
         _err(f"interrupted after {len(records)} of {len(problems)} problems (summary above covers those)")
         return 130
     return 0
+
+
+def _print_baseline_report(args, label: str, ours: dict, theirs: dict, order: list[str], records: list[dict]) -> None:
+    """VAMP's table for the same problems and the side-by-side ratios (simdplan / VAMP)."""
+    rows = [_bench_row(c, theirs[c], verified=False) for c in order]
+    sections = set()
+    if len(order) > 1:
+        sections.add(len(rows))
+        rows.append(_bench_row("all", theirs["all"], verified=False))
+    _print_table(f"{label}, the same problems in the same run, each right after simdplan's (its own timers; "
+                 f"its paths are not re-verified)", BENCH_COLUMNS, rows, sections)
+    o, t = ours["all"], theirs["all"]
+
+    def ratio(key, unit="us"):
+        if o.get(key) is None or not t.get(key):
+            return f"{key}: -"
+        return f"{o[key]:.4g} vs {t[key]:.4g} {unit} ({o[key] / t[key]:.2f}x)"
+
+    print(f"simdplan vs {label} (ratio simdplan / VAMP; below 1: simdplan faster or shorter): solved "
+          f"{o['solved']}/{o['valid']} vs {t['solved']}/{t['valid']} valid (each planner's own start and goal "
+          f"checks); median planning {ratio('planning_us_median')}, "
+          f"mean {ratio('planning_us_mean')}; median planning+simplification {ratio('total_us_median')}; "
+          f"median final cost {ratio('final_cost_median', 'rad')}")
+    clouds = [r for r in records if "filter_us" in r]
+    if clouds:
+        mine = [r for r in getattr(args, "_records", []) if "filter_us" in r and r.get("impl") != "vamp"]
+        med = lambda rs, k: float(np.median([r[k] for r in rs]))  # noqa: E731
+        print(f"point clouds, same sampled points: median filter {med(mine, 'filter_us') / 1e3:.2f} vs "
+              f"{med(clouds, 'filter_us') / 1e3:.2f} ms ({med(mine, 'filter_us') / med(clouds, 'filter_us'):.2f}x; "
+              f"kept {med(mine, 'cloud_kept'):,.0f} vs {med(clouds, 'cloud_kept'):,.0f} points); median CAPT build "
+              f"on the points simdplan kept {med(mine, 'build_us') / 1e3:.2f} vs {med(clouds, 'build_us') / 1e3:.2f} "
+              f"ms ({med(mine, 'build_us') / med(clouds, 'build_us'):.2f}x)")
+    sys.stdout.flush()
 
 
 def _print_link_comparison(by_link: dict) -> None:
@@ -850,7 +945,7 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
           f"robot.is_motion_valid at {VERIFY_FACTOR}x the planning resolution, start and goal matching"
           + (f"; {al['verify_failures']} failed, deepest penetration found {al['verify_max_depth_m'] * 1e3:.3g} mm."
              if al["verify_failures"] else "."))
-    clouds = [r for r in getattr(args, "_records", []) if "filter_us" in r]
+    clouds = [r for r in getattr(args, "_records", []) if "filter_us" in r and r.get("impl") != "vamp"]
     if clouds:
         ca = MBM_CLOUD_ANCHOR
         med = lambda k: float(np.median([r[k] for r in clouds]))  # noqa: E731
@@ -1063,6 +1158,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "per obstacle), filtered (--filter), checked through a CAPT")
     m.add_argument("--filter", type=float, default=0.02, metavar="M",
                    help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
+    m.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
+                   help="with --pointcloud: radius of every point (default 0.0025, the reference setting's)")
+    m.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
+                   help="also plan every problem with VAMP's RRT-Connect, side by side in the same run: auto "
+                        "(default: when VAMP is installed and the run is comparable), on (an error if it "
+                        "cannot), off")
     m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
                    help="edge checks: discrete samples (default), certified from clearances, or both modes on "
                         "every problem, side by side")
