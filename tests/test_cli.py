@@ -227,7 +227,7 @@ def test_bench_mbm_side_by_side_with_vamp(tmp_path):
     out = tmp_path / "bench.json"
     proc = run("bench", "mbm", "--problems", "table_pick,cage", "--limit", "2", "--vamp", "on", "--json", out)
     assert proc.returncode == 0, proc.stderr
-    assert "simdplan vs VAMP" in proc.stdout and "x)" in proc.stdout
+    assert "simdplan (discrete Link) vs VAMP" in proc.stdout and "x)" in proc.stdout
     doc = json.loads(out.read_text())
     theirs = [r for r in doc["records"] if r.get("impl") == "vamp"]
     ours = [r for r in doc["records"] if r.get("impl") != "vamp"]

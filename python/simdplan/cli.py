@@ -4,6 +4,7 @@
                         [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
+                       [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
     simdplan info [--json]
 
 SCENE is a scene file (YAML/JSON, see simdplan.scenes) or the name of a shipped example scene
@@ -834,7 +835,7 @@ def cmd_bench_mbm(args) -> int:
         theirs = [r for r in records if r.get("impl") == "vamp"]
         base_summary = {c: summarize([r for r in theirs if r["problem"] == c]) for c in order}
         base_summary["all"] = summarize(theirs)
-        _print_baseline_report(args, base.label, by_link[links[0]], base_summary, order, theirs)
+        _print_baseline_report(args, base.label, links[0], by_link[links[0]], base_summary, order, theirs)
     else:
         print(f"VAMP side by side: not run ({base_why})")
 
@@ -867,8 +868,9 @@ def cmd_bench_mbm(args) -> int:
     return 0
 
 
-def _print_baseline_report(args, label: str, ours: dict, theirs: dict, order: list[str], records: list[dict]) -> None:
-    """VAMP's table for the same problems and the side-by-side ratios (simdplan / VAMP)."""
+def _print_baseline_report(args, label: str, link: str, ours: dict, theirs: dict, order: list[str],
+                           records: list[dict]) -> None:
+    """VAMP's table for the same problems and the side-by-side ratios (simdplan with ``link`` / VAMP)."""
     rows = [_bench_row(c, theirs[c], verified=False) for c in order]
     sections = set()
     if len(order) > 1:
@@ -883,7 +885,7 @@ def _print_baseline_report(args, label: str, ours: dict, theirs: dict, order: li
             return f"{key}: -"
         return f"{o[key]:.4g} vs {t[key]:.4g} {unit} ({o[key] / t[key]:.2f}x)"
 
-    print(f"simdplan vs {label} (ratio simdplan / VAMP; below 1: simdplan faster or shorter): solved "
+    print(f"simdplan ({link} Link) vs {label} (ratio simdplan / VAMP; below 1: simdplan faster or shorter): solved "
           f"{o['solved']}/{o['valid']} vs {t['solved']}/{t['valid']} valid (each planner's own start and goal "
           f"checks); median planning {ratio('planning_us_median')}, "
           f"mean {ratio('planning_us_mean')}; median planning+simplification {ratio('total_us_median')}; "
