@@ -30,7 +30,11 @@ class PlannerSettings:
     balance: RRT-Connect: grow the smaller tree (balanced variant).
     dynamic_domain: RRT-Connect: dynamic-domain sampling (Yershova et al. 2005): a node's domain
       is unbounded until an extension from it fails, then dd_radius; it grows by (1 + dd_alpha) on
-      success and shrinks by (1 - dd_alpha) on failure, never below dd_min_radius.
+      success and shrinks by (1 - dd_alpha) on failure, never below dd_min_radius. Off by default:
+      on the MotionBenchMaker panda problems (4 seeds, 2,796 plans) it cut the mean planning time
+      by 14% and the 95th percentile by 6% but raised the median by 7%. A sample outside every
+      domain costs little but counts as an iteration, so raise max_iterations with it (at 100,000,
+      1 of 2,097 such plans ran out; at 1,000,000 none did).
     prm_neighbors: PRM: k nearest neighbours connected per roadmap vertex.
     simplify: shortcut, reduce vertices and smooth the path (every new edge is checked).
     simplify_iterations: random shortcut attempts (30: on the MotionBenchMaker panda set, 20 already gave a
