@@ -3,7 +3,9 @@
 VAMP: W. Thomason, Z. Kingston, L. E. Kavraki, "Motions in Microseconds via Vectorized
 Sampling-Based Planning", ICRA 2024, arXiv:2309.14545 (PyPI ``vamp-planner``). It is not a
 dependency of simdplan: ``simdplan bench mbm`` and ``benchmarks/bench_capt.py`` use it only if
-``import vamp`` works, so that the figures they print come from one run on one machine.
+``import vamp`` works, so that the figures they print come from one run on one machine. On a machine
+without GitHub access, ``benchmarks/vamp_offline/build.sh`` builds it (with the substitutions its
+README lists).
 
 What VAMP is given, so that the two planners solve the same problem:
 - the obstacles of the simdplan Environment, converted one by one (spheres, capsules, boxes; VAMP has
