@@ -31,8 +31,8 @@ void collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
   int64_t i = 0;
 #if defined(SIMDPLAN_ISA_AVX512)
   // PERF: whole groups of 16 rows transposed by permutes and the hits written as 16 bytes at once;
-  // the scalar copy below (64 loads and stores per group) cost a third as much as the queries on
-  // MotionBenchMaker robot spheres (perf, Python CAPT.collides).
+  // the scalar copy at the end (64 loads and stores per group) cost a third as much as the queries
+  // on MotionBenchMaker robot spheres (perf, Python CAPT.collides).
   // Coordinate j of lane l is float 3l + j of the group's 48: taken from the first two loads by
   // `lo`, then kept or replaced from the third by `hi` (two-source permutes: 0-15 first, 16-31 second).
   __m512i lo[3], hi[3];
@@ -53,6 +53,36 @@ void collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
     for (int j = 0; j < 3; ++j) xyz[j].v = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, lo[j], b), hi[j], d);
     const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], Vec::load(r + i)).bits();
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(__mmask16(bits), 1));
+  }
+#elif defined(SIMDPLAN_ISA_AVX2)
+  // PERF: as above for 8 rows: float 3l + j sits in load (3l + j) / 8; each load is permuted into
+  // place and the three are blended.
+  __m256i idx[3][3];
+  __m256 from1[3], from2[3];
+  for (int j = 0; j < 3; ++j) {
+    alignas(32) int32_t e[3][8];
+    alignas(32) int32_t m1[8], m2[8];
+    for (int l = 0; l < 8; ++l) {
+      const int p = 3 * l + j;
+      for (int src = 0; src < 3; ++src) e[src][l] = p / 8 == src ? p % 8 : 0;
+      m1[l] = p / 8 == 1 ? -1 : 0;
+      m2[l] = p / 8 == 2 ? -1 : 0;
+    }
+    for (int src = 0; src < 3; ++src) idx[j][src] = _mm256_load_si256(reinterpret_cast<const __m256i*>(e[src]));
+    from1[j] = _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(m1)));
+    from2[j] = _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(m2)));
+  }
+  for (; i + W <= n; i += W) {
+    const float* g = c + 3 * i;
+    const __m256 a = _mm256_loadu_ps(g), b = _mm256_loadu_ps(g + 8), d = _mm256_loadu_ps(g + 16);
+    Vec xyz[3];
+    for (int j = 0; j < 3; ++j) {
+      const __m256 ab = _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, idx[j][0]), _mm256_permutevar8x32_ps(b, idx[j][1]),
+                                         from1[j]);
+      xyz[j].v = _mm256_blendv_ps(ab, _mm256_permutevar8x32_ps(d, idx[j][2]), from2[j]);
+    }
+    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], Vec::load(r + i)).bits();
+    for (int k = 0; k < W; ++k) out[i + k] = (bits >> k) & 1u;
   }
 #endif
   for (; i < n; i += W) {
