@@ -12,7 +12,8 @@ WORK=${1:-$(mktemp -d)}
 VERSION=0.6.4
 
 if ! [ -d /usr/include/eigen3 ] || ! [ -f /usr/include/boost/sort/pdqsort/pdqsort.hpp ]; then
-  apt-get install -y libeigen3-dev libboost-dev   # Eigen: VAMP's find_package; Boost.Sort: pdqsort
+  # Eigen: VAMP's find_package; Boost.Sort: the pdqsort stand-in
+  apt-get install -y libeigen3-dev libboost-dev || { apt-get update && apt-get install -y libeigen3-dev libboost-dev; }
 fi
 python3 -m pip install "scikit-build-core>=0.4.3" "nanobind>=2.0.0" cmake ninja typing_extensions
 python3 -m pip download --no-deps --no-binary vamp-planner "vamp-planner==$VERSION" -d "$WORK"
