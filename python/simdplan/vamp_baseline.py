@@ -34,7 +34,7 @@ class VampBaseline:
         self.vamp = vamp
         self.robot = robot_name
         self.module = getattr(vamp, robot_name)
-        self.module_, self.planner, self.plan_settings, self.simplify_settings = (
+        _, self.planner, self.plan_settings, self.simplify_settings = (
             vamp.configure_robot_and_planner_with_kwargs(robot_name, "rrtc"))
         self.sampler = self.module.halton()
         try:
