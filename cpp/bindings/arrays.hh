@@ -8,6 +8,8 @@
 #include <nanobind/ndarray.h>
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +21,31 @@ namespace simdplan::bind {
 namespace nb = nanobind;
 using InArray = nb::ndarray<const double, nb::device::cpu>;
 using FloatIn = nb::ndarray<const float, nb::device::cpu>;
+
+// True if lo <= x[i] <= hi for every i < n (so no NaN): the fast, branch-free test of contiguous
+// float32 inputs, four at a time; callers word the error in a second loop only when it fails.
+// PERF: a scalar pass over a CAPT query's rows and radii (GCC did not vectorize it) took 30% of
+// CAPT.collides on MotionBenchMaker robot spheres (perf, AVX-512 kernels).
+inline bool all_within(const float* x, int64_t n, float lo, float hi) {
+  typedef float F4 __attribute__((vector_size(16)));
+  typedef int32_t I4 __attribute__((vector_size(16)));
+  I4 acc = I4{} - 1;
+  const F4 l = F4{} + lo, h = F4{} + hi;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    F4 v;
+    std::memcpy(&v, x + i, sizeof v);
+    acc &= (v >= l) & (v <= h);
+  }
+  bool ok = (acc[0] & acc[1] & acc[2] & acc[3]) != 0;
+  for (; i < n; ++i) ok &= (x[i] >= lo) & (x[i] <= hi);
+  return ok;
+}
+
+// True if every float of x[0..n) is finite.
+inline bool all_finite(const float* x, int64_t n) {
+  return all_within(x, n, -std::numeric_limits<float>::max(), std::numeric_limits<float>::max());
+}
 
 // A (dof,) joint vector, as a 1 x dof Strided.
 inline Strided as_vector(const InArray& a, int64_t dof, const char* name) {

@@ -41,8 +41,7 @@ constexpr int64_t kReleaseGil = 64;
 void check_centers(const Points32& c) {
   const float* p = c.data();
   const int64_t n = int64_t(c.shape(0));
-  int ok = 1;
-  for (int64_t i = 0; i < 3 * n; ++i) ok &= std::fabs(p[i]) <= std::numeric_limits<float>::max();
+  const bool ok = all_finite(p, 3 * n);
   for (int64_t i = 0; i < n && !ok; ++i)
     if (!(std::isfinite(p[3 * i]) && std::isfinite(p[3 * i + 1]) && std::isfinite(p[3 * i + 2])))
       throw std::invalid_argument("centre " + std::to_string(i) + " is not finite");

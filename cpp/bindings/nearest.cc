@@ -46,9 +46,8 @@ nb::tuple query(const capt::NearestTree& t, const Points32& centers, double max_
   const float md = max_distance_f32(max_distance);
   const int64_t n = int64_t(centers.shape(0));
   const float* c = centers.data();
-  // PERF: one branch-free pass decides (it vectorizes); the wording loop runs only on failure
-  int ok = 1;
-  for (int64_t i = 0; i < 3 * n; ++i) ok &= std::fabs(c[i]) <= std::numeric_limits<float>::max();
+  // the wording loop runs only when the branch-free pass fails
+  const bool ok = all_finite(c, 3 * n);
   for (int64_t i = 0; i < n && !ok; ++i)
     if (!(std::isfinite(c[3 * i]) && std::isfinite(c[3 * i + 1]) && std::isfinite(c[3 * i + 2])))
       throw std::invalid_argument("query point " + std::to_string(i) + " is not finite");

@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <limits>
 #include <string>
@@ -37,23 +36,6 @@ std::string fmt(double v) {
   return buf;
 }
 
-// true if lo <= x[i] <= hi for every i < n (so no NaN)
-bool all_within(const float* x, int64_t n, float lo, float hi) {
-  typedef float F4 __attribute__((vector_size(16)));
-  typedef int32_t I4 __attribute__((vector_size(16)));
-  I4 acc = I4{} - 1;
-  const F4 l = F4{} + lo, h = F4{} + hi;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    F4 v;
-    std::memcpy(&v, x + i, sizeof v);
-    acc &= (v >= l) & (v <= h);
-  }
-  bool ok = (acc[0] & acc[1] & acc[2] & acc[3]) != 0;
-  for (; i < n; ++i) ok &= (x[i] >= lo) & (x[i] <= hi);
-  return ok;
-}
-
 nb::ndarray<nb::numpy, bool> collides(const capt::Tree& t, const Points32& centers, const Radii32& radii, int mode) {
   const int64_t n = int64_t(centers.shape(0));
   if (int64_t(radii.shape(0)) != n)
@@ -62,11 +44,8 @@ nb::ndarray<nb::numpy, bool> collides(const capt::Tree& t, const Points32& cente
   const CaptView& v = t.view();
   const float* c = centers.data();
   const float* r = radii.data();
-  // PERF: branch-free passes, four floats at a time, decide; the loop that words the error runs only
-  // on failure. A scalar pass over the rows took 30% of this call on MotionBenchMaker robot spheres
-  // (GCC did not vectorize it; perf, AVX-512 kernels). Comparisons are false for NaN.
-  const bool ok = all_within(r, n, v.r_min, v.r_max) &&
-                  all_within(c, 3 * n, -std::numeric_limits<float>::max(), std::numeric_limits<float>::max());
+  // the loop that words the error runs only when the branch-free passes fail
+  const bool ok = all_within(r, n, v.r_min, v.r_max) && all_finite(c, 3 * n);
   for (int64_t i = 0; i < n && !ok; ++i) {
     if (!(r[i] >= v.r_min && r[i] <= v.r_max))
       throw std::invalid_argument("radius " + fmt(r[i]) + " (sphere " + std::to_string(i) +
