@@ -868,6 +868,11 @@ def cmd_bench_mbm(args) -> int:
     return 0
 
 
+def _cloud_records(args) -> list[dict]:
+    """simdplan's records of a --pointcloud run (not the VAMP baseline's)."""
+    return [r for r in getattr(args, "_records", []) if "filter_us" in r and r.get("impl") != "vamp"]
+
+
 def _print_baseline_report(args, label: str, link: str, ours: dict, theirs: dict, order: list[str],
                            records: list[dict]) -> None:
     """VAMP's table for the same problems and the side-by-side ratios (simdplan with ``link`` / VAMP)."""
@@ -892,13 +897,13 @@ def _print_baseline_report(args, label: str, link: str, ours: dict, theirs: dict
           f"median final cost {ratio('final_cost_median', 'rad')}")
     clouds = [r for r in records if "filter_us" in r]
     if clouds:
-        mine = [r for r in getattr(args, "_records", []) if "filter_us" in r and r.get("impl") != "vamp"]
-        med = lambda rs, k: float(np.median([r[k] for r in rs]))  # noqa: E731
-        print(f"point clouds, same sampled points: median filter {med(mine, 'filter_us') / 1e3:.2f} vs "
-              f"{med(clouds, 'filter_us') / 1e3:.2f} ms ({med(mine, 'filter_us') / med(clouds, 'filter_us'):.2f}x; "
-              f"kept {med(mine, 'cloud_kept'):,.0f} vs {med(clouds, 'cloud_kept'):,.0f} points); median CAPT build "
-              f"on the points simdplan kept {med(mine, 'build_us') / 1e3:.2f} vs {med(clouds, 'build_us') / 1e3:.2f} "
-              f"ms ({med(mine, 'build_us') / med(clouds, 'build_us'):.2f}x)")
+        mine = _cloud_records(args)
+        f = [_median([r["filter_us"] / 1e3 for r in rs]) for rs in (mine, clouds)]
+        k = [_median([r["cloud_kept"] for r in rs]) for rs in (mine, clouds)]
+        b = [_median([r["build_us"] / 1e3 for r in rs]) for rs in (mine, clouds)]
+        print(f"point clouds, same sampled points: median filter {f[0]:.2f} vs {f[1]:.2f} ms ({f[0] / f[1]:.2f}x; "
+              f"kept {k[0]:,.0f} vs {k[1]:,.0f} points); median CAPT build on the points simdplan kept "
+              f"{b[0]:.2f} vs {b[1]:.2f} ms ({b[0] / b[1]:.2f}x)")
     sys.stdout.flush()
 
 
@@ -947,7 +952,7 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
           f"robot.is_motion_valid at {VERIFY_FACTOR}x the planning resolution, start and goal matching"
           + (f"; {al['verify_failures']} failed, deepest penetration found {al['verify_max_depth_m'] * 1e3:.3g} mm."
              if al["verify_failures"] else "."))
-    clouds = [r for r in getattr(args, "_records", []) if "filter_us" in r and r.get("impl") != "vamp"]
+    clouds = _cloud_records(args)
     if clouds:
         ca = MBM_CLOUD_ANCHOR
         med = lambda k: float(np.median([r[k] for r in clouds]))  # noqa: E731
