@@ -279,6 +279,31 @@ def test_radius_contract_is_enforced():
         tree.collides([[0, np.nan, 0]], 0.03)
 
 
+@pytest.mark.parametrize("mode", [0, 1])
+def test_binding_names_the_first_bad_sphere(isa, mode):
+    # the kernels check radii and centres as they load them, in whole vector groups and in the
+    # tail; the error must name the first bad sphere wherever it sits
+    tree = CAPT(np.random.default_rng(0).uniform(0, 1, (50, 3)), 0.02, 0.05)
+    n = 37  # two full groups of 16 (one of 32 lanes is never full) and a tail
+    for at in (0, 5, 15, 16, 31, 32, 36):
+        for bad_r in (0.0199, 0.0501, np.nan, -np.inf):
+            r = np.full(n, 0.03, np.float32)
+            r[at] = bad_r
+            with pytest.raises(ValueError, match=rf"radius .*\(sphere {at}\) is outside the range"):
+                tree._tree.collides(np.zeros((n, 3), np.float32), r, mode)
+        for axis in range(3):
+            for bad_c in (np.nan, np.inf, -np.inf):
+                c = np.zeros((n, 3), np.float32)
+                c[at, axis] = bad_c
+                c[-1, axis] = bad_c  # a later bad sphere must not be the one named
+                with pytest.raises(ValueError, match=rf"centre of sphere {at} is not finite"):
+                    tree._tree.collides(c, np.full(n, 0.03, np.float32), mode)
+    # the range is inclusive at both ends, and huge finite centres are valid
+    r = np.array([0.02, 0.05, 0.03], np.float32)
+    c = np.array([[3e38, 0, 0], [0, -3e38, 0], [0, 0, 0.5]], np.float32)
+    assert tree._tree.collides(c, r, mode).shape == (3,)
+
+
 def test_concurrent_queries_agree():
     rng = np.random.default_rng(1)
     tree = CAPT(rng.uniform(0, 1, (5000, 3)), R_MIN, R_MAX)

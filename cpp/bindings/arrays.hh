@@ -22,10 +22,10 @@ namespace nb = nanobind;
 using InArray = nb::ndarray<const double, nb::device::cpu>;
 using FloatIn = nb::ndarray<const float, nb::device::cpu>;
 
-// True if lo <= x[i] <= hi for every i < n (so no NaN): the fast, branch-free test of contiguous
-// float32 inputs, four at a time; callers word the error in a second loop only when it fails.
-// PERF: a scalar pass over a CAPT query's rows and radii (GCC did not vectorize it) took 30% of
-// CAPT.collides on MotionBenchMaker robot spheres (perf, AVX-512 kernels).
+// True if lo <= x[i] <= hi for every i < n (so no NaN): the branch-free test of contiguous float32
+// inputs, four at a time; callers word the error in a second loop only when it fails. Still a
+// separate pass over the inputs: where the query itself costs a few ns per row (CAPT), the kernels
+// check what they load instead (capt/capt_kernels.hh).
 inline bool all_within(const float* x, int64_t n, float lo, float hi) {
   typedef float F4 __attribute__((vector_size(16)));
   typedef int32_t I4 __attribute__((vector_size(16)));

@@ -21,13 +21,27 @@ namespace simdplan {
 namespace SIMDPLAN_NS {
 namespace {
 
-void collides_one(const CaptView* t, const float* c, const float* r, int64_t n, uint8_t* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = capt_hit_one<Vec>(*t, c[3 * i], c[3 * i + 1], c[3 * i + 2], r[i]);
+// lanes whose radius lies in [r_min, r_max] and whose centre is finite (x - x is 0 only for finite x)
+SIMDPLAN_INLINE uint32_t valid_bits(const CaptView& t, Vec x, Vec y, Vec z, Vec r) {
+  const Vec zero = Vec::zero();
+  return ((r >= Vec::fill(t.r_min)) & (r <= Vec::fill(t.r_max)) & (((x - x) + (y - y) + (z - z)) == zero)).bits();
 }
 
-void collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n, uint8_t* out) {
+bool collides_one(const CaptView* t, const float* c, const float* r, int64_t n, uint8_t* out) {
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = c[3 * i], y = c[3 * i + 1], z = c[3 * i + 2];
+    ok &= (r[i] >= t->r_min) & (r[i] <= t->r_max) & ((x - x) + (y - y) + (z - z) == 0.0f);
+    out[i] = capt_hit_one<Vec>(*t, x, y, z, r[i]);
+  }
+  return ok;
+}
+
+bool collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n, uint8_t* out) {
   constexpr int W = Vec::W;
+  constexpr uint32_t kAll = W == 32 ? ~0u : (1u << W) - 1u;
   alignas(64) float xs[W], ys[W], zs[W], rs[W];
+  uint32_t valid = kAll;
   int64_t i = 0;
 #if defined(SIMDPLAN_ISA_AVX512)
   // PERF: whole groups of 16 rows transposed by permutes and the hits written as 16 bytes at once;
@@ -51,7 +65,9 @@ void collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
     const __m512 a = _mm512_loadu_ps(g), b = _mm512_loadu_ps(g + 16), d = _mm512_loadu_ps(g + 32);
     Vec xyz[3];
     for (int j = 0; j < 3; ++j) xyz[j].v = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, lo[j], b), hi[j], d);
-    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], Vec::load(r + i)).bits();
+    const Vec rv = Vec::load(r + i);
+    valid &= valid_bits(*t, xyz[0], xyz[1], xyz[2], rv);
+    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], rv).bits();
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(__mmask16(bits), 1));
   }
 #elif defined(SIMDPLAN_ISA_AVX2)
@@ -81,7 +97,9 @@ void collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
                                          from1[j]);
       xyz[j].v = _mm256_blendv_ps(ab, _mm256_permutevar8x32_ps(d, idx[j][2]), from2[j]);
     }
-    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], Vec::load(r + i)).bits();
+    const Vec rv = Vec::load(r + i);
+    valid &= valid_bits(*t, xyz[0], xyz[1], xyz[2], rv);
+    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], rv).bits();
     for (int k = 0; k < W; ++k) out[i + k] = (bits >> k) & 1u;
   }
 #endif
@@ -94,9 +112,12 @@ void collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
       zs[k] = c[3 * j + 2];
       rs[k] = r[j];
     }
-    const uint32_t bits = capt_hit<Vec>(*t, Vec::load(xs), Vec::load(ys), Vec::load(zs), Vec::load(rs)).bits();
+    const Vec x = Vec::load(xs), y = Vec::load(ys), z = Vec::load(zs), rv = Vec::load(rs);
+    valid &= valid_bits(*t, x, y, z, rv);
+    const uint32_t bits = capt_hit<Vec>(*t, x, y, z, rv).bits();
     for (int64_t k = 0; k < m; ++k) out[i + k] = (bits >> k) & 1u;
   }
+  return valid == kAll;
 }
 
 const CaptKernels kTable = {SIMDPLAN_CAPT_TABLE_NAME, Vec::W, &collides_one, &collides_lanes};

@@ -14,12 +14,15 @@ struct CaptKernels {
   const char* name;  // "scalar", "avx2", "avx512"
   int32_t lanes;     // floats per vector in this build
 
-  // n spheres (centres n x 3 float32 row-major, radii n float32, each in [r_min, r_max]; the caller
-  // checks): out[i] = 1 iff sphere i penetrates a point, |c - p| < r + point_radius; else 0.
+  // n spheres (centres n x 3 float32 row-major, radii n float32): out[i] = 1 iff sphere i
+  // penetrates a point, |c - p| < r + point_radius; else 0. Returns false, with `out` unspecified,
+  // if some radius lies outside [r_min, r_max] (NaN included) or some centre is not finite: the
+  // check rides on the query's own loads (PERF: a separate pass over the inputs took more than half
+  // of CAPT.collides on spheres the occupancy grid clears), and the caller words the error.
   // One sphere at a time: scalar descent, afforded points tested W at a time.
-  void (*collides_one)(const CaptView* tree, const float* centers, const float* radii, int64_t n, uint8_t* out);
+  bool (*collides_one)(const CaptView* tree, const float* centers, const float* radii, int64_t n, uint8_t* out);
   // Same answers, W spheres per call of the lane-batched capt_hit<V> (the form the batch kernels use).
-  void (*collides_lanes)(const CaptView* tree, const float* centers, const float* radii, int64_t n, uint8_t* out);
+  bool (*collides_lanes)(const CaptView* tree, const float* centers, const float* radii, int64_t n, uint8_t* out);
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).
