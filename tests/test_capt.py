@@ -168,6 +168,37 @@ def test_coarse_grid_extremes(isa, r_max, spread):
     assert tree.stats["grid_near"] <= tree.stats["grid_cells"]
 
 
+@pytest.mark.parametrize("point_radius", [0.0, 0.004])
+def test_small_radius_grid_at_its_threshold(isa, point_radius):
+    """Radii at, just below and just above the small-radius grid's threshold, and r_max, with
+    centres just inside and just outside reach of a point: each query reads the grid its radius
+    picks, and every answer matches brute force."""
+    rng = np.random.default_rng(21)
+    pts = np.r_[rng.uniform(-0.3, 0.3, (400, 3)), rng.uniform(-0.3, 0.3, (200, 2)) @ [[1, 0, 0], [0, 1, 0]]]
+    tree = CAPT(pts, R_MIN, R_MAX, point_radius)
+    s = tree.stats
+    small = np.float32(s["grid_small_radius"])
+    assert R_MIN < small < R_MAX and 0 < s["grid_small_near"] < s["grid_small_cells"]
+    radii = np.array([small, np.nextafter(small, np.float32(0)), np.nextafter(small, np.float32(1)), R_MAX,
+                      R_MIN], np.float32)
+    centers, rs = [], []
+    for r in radii:
+        d = rng.normal(size=(300, 3))
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        reach = float(r) + point_radius
+        for f in (0.99, 0.999, 1.001, 1.01, 1.5, 3.0):
+            centers.append(pts[rng.integers(0, len(pts), 300)] + d * reach * f)
+            rs.append(np.full(300, r))
+    check(pts, np.concatenate(centers), np.concatenate(rs), R_MIN, R_MAX, point_radius)
+
+
+def test_small_radius_grid_only_where_the_range_is_wide():
+    pts = np.random.default_rng(3).uniform(0, 1, (100, 3))
+    assert CAPT(pts, 0.05, 0.06).stats["grid_small_cells"] == 0
+    s = CAPT(pts, 0.01, 0.06).stats
+    assert s["grid_small_cells"] > s["grid_cells"] and np.isclose(s["grid_small_radius"], 0.0225)
+
+
 def test_coarse_grid_clears_far_cells_only():
     """A wall of points: its grid marks the cells within reach, and cells well away stay clear."""
     g = np.linspace(-0.5, 0.5, 26)

@@ -107,7 +107,10 @@ void bind_pointcloud(nb::module_& m) {
                      d["pruned"] = s.pruned;
                      d["knn_points"] = s.knn_points;
                      d["grid_cells"] = s.grid_cells;
-                     d["grid_near"] = s.grid_near;
+                     d["grid_near"] = t.grid_near(0);
+                     d["grid_small_cells"] = s.grid_small_cells;
+                     d["grid_small_near"] = t.grid_near(1);
+                     d["grid_small_radius"] = t.view().grid_small_rr - t.view().point_radius;
                      d["build_ns"] = s.build_ns;
                      d["depth"] = t.view().depth;
                      return d;

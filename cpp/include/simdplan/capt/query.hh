@@ -94,38 +94,40 @@ SIMDPLAN_INLINE bool capt_leaf_hit(const CaptView& t, const CaptLeaf& leaf, floa
   return capt_scan<V>(t, leaf.begin, leaf.end, x, y, z, rr2);
 }
 
-// false if no sphere of radius up to r_max centred at (x, y, z) reaches a point: its grid cell
-// is clear or outside the grid (capt/view.hh "grid"; the proof is at near_grid in capt.cc)
-SIMDPLAN_INLINE bool capt_grid_near(const CaptView& t, float x, float y, float z) {
+// false if no sphere of radius rr - point_radius centred at (x, y, z) reaches a point: its cell
+// in the grid serving rr is clear or outside the grid (capt/view.hh "grid"; the proof is at
+// near_grid in capt.cc)
+SIMDPLAN_INLINE bool capt_grid_near(const CaptView& t, float x, float y, float z, float rr) {
   if (!t.grid_bits) return true;
-  const float a = (x - t.grid_lo[0]) * t.grid_inv;
-  const float b = (y - t.grid_lo[1]) * t.grid_inv;
-  const float c = (z - t.grid_lo[2]) * t.grid_inv;
-  if (!(a >= 0.0f && b >= 0.0f && c >= 0.0f && a < float(t.grid_n[0]) && b < float(t.grid_n[1]) &&
-        c < float(t.grid_n[2])))
+  const CaptGrid& g = t.grid[rr <= t.grid_small_rr ? 1 : 0];
+  const float a = (x - g.lo[0]) * g.inv;
+  const float b = (y - g.lo[1]) * g.inv;
+  const float c = (z - g.lo[2]) * g.inv;
+  if (!(a >= 0.0f && b >= 0.0f && c >= 0.0f && a < float(g.n[0]) && b < float(g.n[1]) && c < float(g.n[2])))
     return false;  // NaN too: like the tree, which reports no point for a NaN centre
   const int64_t ix = int64_t(a), iy = int64_t(b), iz = int64_t(c);
-  return (t.grid_bits[(ix * t.grid_n[1] + iy) * t.grid_words + (iz >> 6)] >> (iz & 63)) & 1u;
+  return (t.grid_bits[g.base + (ix * g.n[1] + iy) * g.words + (iz >> 6)] >> (iz & 63)) & 1u;
 }
 
 #if defined(SIMDPLAN_ISA_AVX2) || defined(SIMDPLAN_ISA_AVX512)
-// capt_grid_near's bit for cell indices ix, iy, iz (int32 lanes of cells inside the grid), read
-// from the 64-bit words as pairs of 32-bit words (little endian), gathered on the lanes `in`
+// capt_grid_near's bit for cell indices ix, iy, iz (int32 lanes of cells inside their grid), with
+// the grid's n[1], 2 words and 2 base per lane, read from the 64-bit words as pairs of 32-bit
+// words (little endian), gathered on the lanes `in`
 #if defined(SIMDPLAN_ISA_AVX512)
-SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m512i ix, __m512i iy, __m512i iz, uint32_t in) {
-  const __m512i line = _mm512_add_epi32(_mm512_mullo_epi32(ix, _mm512_set1_epi32(t.grid_n[1])), iy);
-  const __m512i idx =
-      _mm512_add_epi32(_mm512_mullo_epi32(line, _mm512_set1_epi32(2 * t.grid_words)), _mm512_srli_epi32(iz, 5));
+SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m512i ix, __m512i iy, __m512i iz, __m512i ny,
+                                          __m512i words2, __m512i base2, uint32_t in) {
+  const __m512i line = _mm512_add_epi32(_mm512_mullo_epi32(ix, ny), iy);
+  const __m512i idx = _mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(line, words2), _mm512_srli_epi32(iz, 5)), base2);
   const __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), __mmask16(in), idx,
                                                 reinterpret_cast<const int*>(t.grid_bits), 4);
   const __m512i bit = _mm512_srlv_epi32(w, _mm512_and_si512(iz, _mm512_set1_epi32(31)));
   return _mm512_mask_test_epi32_mask(__mmask16(in), bit, _mm512_set1_epi32(1));
 }
 #endif
-SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m256i ix, __m256i iy, __m256i iz, uint32_t in) {
-  const __m256i line = _mm256_add_epi32(_mm256_mullo_epi32(ix, _mm256_set1_epi32(t.grid_n[1])), iy);
-  const __m256i idx =
-      _mm256_add_epi32(_mm256_mullo_epi32(line, _mm256_set1_epi32(2 * t.grid_words)), _mm256_srli_epi32(iz, 5));
+SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m256i ix, __m256i iy, __m256i iz, __m256i ny,
+                                          __m256i words2, __m256i base2, uint32_t in) {
+  const __m256i line = _mm256_add_epi32(_mm256_mullo_epi32(ix, ny), iy);
+  const __m256i idx = _mm256_add_epi32(_mm256_add_epi32(_mm256_mullo_epi32(line, words2), _mm256_srli_epi32(iz, 5)), base2);
   const __m256i bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   const __m256i mask = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(int(in)), bits), bits);
   const __m256i w =
@@ -136,33 +138,45 @@ SIMDPLAN_INLINE uint32_t capt_grid_gather(const CaptView& t, __m256i ix, __m256i
 }
 #endif
 
-// the bits of `lanes` whose centre capt_grid_near cannot clear (xs..: the lanes of x, y, z)
+// the bits of `lanes` whose centre capt_grid_near cannot clear (xs.., rs: the lanes of x, y, z, rr)
+// PERF: the small-radius grid clears the many small spheres of a robot that pass near the cloud
+// without reaching it; the lanes pick their grid by blends, so it costs no second gather.
 template <class V>
-SIMDPLAN_INLINE uint32_t capt_grid_lanes(const CaptView& t, V x, V y, V z, const float* xs, const float* ys,
-                                         const float* zs, uint32_t lanes) {
+SIMDPLAN_INLINE uint32_t capt_grid_lanes(const CaptView& t, V x, V y, V z, V rr, const float* xs, const float* ys,
+                                         const float* zs, const float* rs, uint32_t lanes) {
   if (!t.grid_bits) return lanes;
 #if defined(SIMDPLAN_ISA_AVX2) || defined(SIMDPLAN_ISA_AVX512)
   if constexpr (V::W == 8 || V::W == 16) {
-    // the cells of capt_grid_near, all lanes at once
-    const V inv = V::fill(t.grid_inv), zero = V::zero();
-    const V a = (x - V::fill(t.grid_lo[0])) * inv, b = (y - V::fill(t.grid_lo[1])) * inv,
-            c = (z - V::fill(t.grid_lo[2])) * inv;
-    const auto inside = (a >= zero) & (b >= zero) & (c >= zero) & (a < V::fill(float(t.grid_n[0]))) &
-                        (b < V::fill(float(t.grid_n[1]))) & (c < V::fill(float(t.grid_n[2])));
+    // the cells of capt_grid_near, all lanes at once, each in the grid its radius reads
+    const CaptGrid& g0 = t.grid[0];
+    const CaptGrid& g1 = t.grid[1];
+    const auto small = rr <= V::fill(t.grid_small_rr);
+    auto pick = [&](float v0, float v1) { return select(small, V::fill(v1), V::fill(v0)); };
+    const V inv = pick(g0.inv, g1.inv), zero = V::zero();
+    const V a = (x - pick(g0.lo[0], g1.lo[0])) * inv, b = (y - pick(g0.lo[1], g1.lo[1])) * inv,
+            c = (z - pick(g0.lo[2], g1.lo[2])) * inv;
+    const V ny = pick(float(g0.n[1]), float(g1.n[1]));
+    const auto inside = (a >= zero) & (b >= zero) & (c >= zero) & (a < pick(float(g0.n[0]), float(g1.n[0]))) &
+                        (b < ny) & (c < pick(float(g0.n[2]), float(g1.n[2])));
     const uint32_t in = inside.bits() & lanes;
     if (!in) return 0;
+    // cell counts and word offsets are below 2^24, so they pass through float exactly
+    const V words2 = pick(float(2 * g0.words), float(2 * g1.words)), base2 = pick(float(2 * g0.base), float(2 * g1.base));
 #if defined(SIMDPLAN_ISA_AVX512)
     if constexpr (V::W == 16)
-      return capt_grid_gather(t, _mm512_cvttps_epi32(a.v), _mm512_cvttps_epi32(b.v), _mm512_cvttps_epi32(c.v), in);
+      return capt_grid_gather(t, _mm512_cvttps_epi32(a.v), _mm512_cvttps_epi32(b.v), _mm512_cvttps_epi32(c.v),
+                              _mm512_cvttps_epi32(ny.v), _mm512_cvttps_epi32(words2.v), _mm512_cvttps_epi32(base2.v), in);
 #endif
     if constexpr (V::W == 8)
-      return capt_grid_gather(t, _mm256_cvttps_epi32(a.v), _mm256_cvttps_epi32(b.v), _mm256_cvttps_epi32(c.v), in);
+      return capt_grid_gather(t, _mm256_cvttps_epi32(a.v), _mm256_cvttps_epi32(b.v), _mm256_cvttps_epi32(c.v),
+                              _mm256_cvttps_epi32(ny.v), _mm256_cvttps_epi32(words2.v), _mm256_cvttps_epi32(base2.v), in);
   }
 #endif
+  (void)x, (void)y, (void)z, (void)rr;
   uint32_t near = 0;
   for (uint32_t bl = lanes; bl; bl &= bl - 1) {
     const int k = __builtin_ctz(bl);
-    near |= uint32_t(capt_grid_near(t, xs[k], ys[k], zs[k])) << k;
+    near |= uint32_t(capt_grid_near(t, xs[k], ys[k], zs[k], rs[k])) << k;
   }
   return near;
 }
@@ -170,8 +184,8 @@ SIMDPLAN_INLINE uint32_t capt_grid_lanes(const CaptView& t, V x, V y, V z, const
 // one sphere: true if sphere (x,y,z,r) penetrates a point (|c - p| < r + point_radius); r in [r_min, r_max]
 template <class V>
 SIMDPLAN_INLINE bool capt_hit_one(const CaptView& t, float x, float y, float z, float r) {
-  if (!capt_grid_near(t, x, y, z)) return false;
   const float rr = r + t.point_radius;
+  if (!capt_grid_near(t, x, y, z, rr)) return false;
   return capt_leaf_hit<V>(t, t.leaves[capt_leaf(t, x, y, z)], x, y, z, rr * rr);
 }
 
@@ -319,7 +333,7 @@ SIMDPLAN_INLINE uint32_t capt_hit_bits(const CaptView& t, V x, V y, V z, V rr, u
   constexpr int W = V::W;
   alignas(64) float xs[W], ys[W], zs[W], rs[W];
   x.store(xs), y.store(ys), z.store(zs), rr.store(rs);
-  lanes = capt_grid_lanes<V>(t, x, y, z, xs, ys, zs, lanes);
+  lanes = capt_grid_lanes<V>(t, x, y, z, rr, xs, ys, zs, rs, lanes);
   if (!lanes) return 0;
   // PERF: the AVX-512 path below made AVX2 slower (harness as in capt_descend, AVX2 build:
   // u1k 23.9 -> 38.8 ns, u10k 57.6 -> 64.4), so narrower vectors keep the per-lane form (with

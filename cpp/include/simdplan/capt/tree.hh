@@ -35,7 +35,8 @@
 //     surface behind its own point; this halves the stored points of the MotionBenchMaker clouds.
 //  7. a coarse occupancy grid (cells about (r_max + point_radius) / 2.9 wide, at most 2^23 of them)
 //     marks the cells within reach of a point; queries centred in any other cell are free without
-//     a descent (most of a robot's spheres, away from the cloud). O(n + cells).
+//     a descent (most of a robot's spheres, away from the cloud). A second grid does the same for
+//     the small radii, up to a quarter of the way from r_min to r_max. O(n + cells).
 // The margins make the float32 queries exact for radii in [r_min, r_max] (proof sketch in
 // capt.cc). A build that would store more than 2^27 points (1.5 GB) stops with std::length_error.
 //
@@ -83,7 +84,7 @@ struct BuildStats {
   int64_t pruned = 0;           // candidates dropped by dominance
   int64_t knn_points = 0;       // points whose nearest neighbours were searched
   int64_t grid_cells = 0;       // cells of the coarse occupancy grid (0: none)
-  int64_t grid_near = 0;        // of those, the cells whose queries go to the tree
+  int64_t grid_small_cells = 0;  // cells of the small-radius grid (0: none)
   int64_t build_ns = 0;         // wall time of the constructor
 };
 
@@ -126,6 +127,9 @@ class Tree {
   const CaptView& view() const { return view_; }
   const BuildStats& stats() const { return stats_; }
   int64_t size() const { return stats_.points; }
+  // cells of grid 0 (every radius) or 1 (small radii) whose queries go to the tree; counted on
+  // request, since only statistics need it
+  int64_t grid_near(int which) const;
 
  private:
   std::vector<float> splits_;

@@ -13,11 +13,14 @@
 //   px/py/pz  afforded points of every leaf, concatenated in leaf order (structure of arrays),
 //           followed by kCaptPad points at +inf so that two vector loads starting at any point
 //           inside the arrays stay in bounds. Every stored point is a real cloud point.
-//   grid    coarse occupancy, a bit per cell: cells of side 1 / grid_inv from grid_lo, grid_n
-//           cells per axis; cell (ix, iy, iz) is bit iz % 64 of word (ix * ny + iy) * grid_words +
-//           iz / 64. A clear bit (or a centre outside the grid) proves that no sphere of radius up
-//           to r_max centred in that cell reaches a point (capt_grid_near in capt/query.hh, the
-//           margins in capt.cc), so such queries skip the tree. grid_bits == nullptr: no grid.
+//   grid    coarse occupancy, two bit grids in one array (grid_bits, nullptr: none): grid[0] for
+//           every radius, grid[1] for small ones (a query with rr = r + point_radius <=
+//           grid_small_rr reads grid[1], the others grid[0]; where the radius range is narrow the
+//           two are the same grid). A grid has cells of side 1 / inv from lo, n cells per axis;
+//           cell (ix, iy, iz) is bit iz % 64 of word base + (ix * n[1] + iy) * words + iz / 64. A
+//           clear bit (or a centre outside the grid) proves that no sphere the grid serves, centred
+//           in that cell, reaches a point (capt_grid_near in capt/query.hh, the margins in
+//           capt.cc), so such queries skip the tree.
 // Collision rule: a sphere (c, r) collides iff some point p has |c - p| < r + point_radius
 // (strict; touching is free), valid only for r_min <= r <= r_max (the caller enforces it).
 #pragma once
@@ -35,6 +38,14 @@ struct CaptLeaf {
 };
 static_assert(sizeof(CaptLeaf) == 32, "CaptLeaf is read with 32-byte strides and gathers");
 
+struct CaptGrid {
+  float lo[3];
+  float inv;
+  int32_t n[3];
+  int32_t words;  // words per (ix, iy) line: ceil(n[2] / 64)
+  int32_t base;   // first word of this grid in CaptView::grid_bits
+};
+
 struct CaptView {
   int32_t depth;             // levels of splits; 1 << depth leaves
   const float* splits;       // (1 << depth) - 1
@@ -45,10 +56,8 @@ struct CaptView {
   float r_min, r_max;        // query radii the tree answers exactly
   float point_radius;        // added to every query radius
   const uint64_t* grid_bits;  // see "grid" above; nullptr: none
-  float grid_lo[3];
-  float grid_inv;
-  int32_t grid_n[3];
-  int32_t grid_words;         // words per (ix, iy) line: ceil(grid_n[2] / 64)
+  CaptGrid grid[2];
+  float grid_small_rr;
 };
 
 }  // namespace simdplan
