@@ -886,6 +886,10 @@ inline int popcount64(uint64_t v) {
 }
 
 constexpr int64_t kGridMaxBits = int64_t(1) << 23;  // 1 MB
+// PERF: the small-radius grid's cells are 3.6x finer, so a cloud's grid would be 46x larger; at
+// 1 MB its zeroing and page faults cost a 10k-point uniform cloud in a 2 m cube a fifth of its
+// build. A MotionBenchMaker scene (about 1 m across, 1 cm cells) still fits this cap at full size.
+constexpr int64_t kSmallGridMaxBits = int64_t(1) << 21;  // 256 kB
 constexpr int64_t kGridMaxAxis = 4096;
 // cells per reach radius: 2.9 gives a reach of 3 cells. PERF: bench_capt --quick, AVX-512 lanes on
 // the MotionBenchMaker robot spheres, interleaved runs: 1.9 (reach 2) -> 2.9: bookshelf_small
@@ -893,7 +897,7 @@ constexpr int64_t kGridMaxAxis = 4096;
 // near the cloud); 3.9 no better, with 2.3x the bits.
 constexpr double kGridCellsPerReach = 2.9;
 
-NearGrid near_grid(const std::vector<P3>& pts, double R) {
+NearGrid near_grid(const std::vector<P3>& pts, double R, int64_t max_bits) {
   NearGrid g;
   if (pts.empty() || !(R > 0.0)) return g;
   float blo[3] = {kInfF, kInfF, kInfF}, bhi[3] = {-kInfF, -kInfF, -kInfF};
@@ -918,7 +922,7 @@ NearGrid near_grid(const std::vector<P3>& pts, double R) {
     }
     g.words = (g.n[2] + 63) / 64;
     total *= int64_t(g.n[0]) * g.n[1] * g.words;
-    if (fits && total <= kGridMaxBits) {
+    if (fits && total <= max_bits) {
       const int64_t words = int64_t(g.n[0]) * g.n[1] * g.words;
       auto word = [&](int64_t ix, int64_t iy) { return (ix * g.n[1] + iy) * g.words; };
       auto cell = [&](const P3& p, int64_t* c) {
@@ -999,7 +1003,7 @@ NearGrid near_grid(const std::vector<P3>& pts, double R) {
       g.bits.swap(a);
       return g;
     }
-    side *= std::max(1.01, std::cbrt(double(total) / double(kGridMaxBits)) * 1.01);
+    side *= std::max(1.01, std::cbrt(double(total) / double(max_bits)) * 1.01);
     if (!fits) side *= 1.5;
   }
 }
@@ -1028,7 +1032,7 @@ Tree::Tree(const float* points, int64_t n, float r_min, float r_max, float point
   std::vector<P3> pts = distinct_points(points, n);
   stats_.points = n;
   stats_.unique_points = int64_t(pts.size());
-  NearGrid grid = near_grid(pts, (double(r_max) + double(point_radius)) * (1.0 + kRel));
+  NearGrid grid = near_grid(pts, (double(r_max) + double(point_radius)) * (1.0 + kRel), kGridMaxBits);
   // The small-radius grid (capt/view.hh "grid") serves rr <= small_rr, a quarter of the way up the
   // radius range. PERF: MotionBenchMaker cage, Panda spheres (mostly 12-28 mm of [12, 80] mm):
   // the spheres that reach the tree drop from 9.3% to about 4.5% (estimated from nearest-point
@@ -1036,7 +1040,7 @@ Tree::Tree(const float* points, int64_t n, float r_min, float r_max, float point
   // too narrow for a quarter of it to matter.
   const float small_rr = float(double(r_min) + (double(r_max) - double(r_min)) / 4.0 + double(point_radius));
   const bool two_grids = !grid.bits.empty() && double(r_max) - double(r_min) >= 0.25 * double(r_max) && small_rr > 0.0f;
-  NearGrid small = two_grids ? near_grid(pts, double(small_rr) * (1.0 + kRel)) : NearGrid();
+  NearGrid small = two_grids ? near_grid(pts, double(small_rr) * (1.0 + kRel), kSmallGridMaxBits) : NearGrid();
   Builder b(std::move(pts), r_min, r_max, point_radius, splits_, leaves_, px_, py_, pz_, stats_);
   b.build();
 

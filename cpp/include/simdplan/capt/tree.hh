@@ -36,7 +36,8 @@
 //  7. a coarse occupancy grid (cells about (r_max + point_radius) / 2.9 wide, at most 2^23 of them)
 //     marks the cells within reach of a point; queries centred in any other cell are free without
 //     a descent (most of a robot's spheres, away from the cloud). A second grid does the same for
-//     the small radii, up to a quarter of the way from r_min to r_max. O(n + cells).
+//     the small radii, up to a quarter of the way from r_min to r_max (at most 2^21 cells).
+//     O(n + cells).
 // The margins make the float32 queries exact for radii in [r_min, r_max] (proof sketch in
 // capt.cc). A build that would store more than 2^27 points (1.5 GB) stops with std::length_error.
 //
