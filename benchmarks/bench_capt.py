@@ -75,6 +75,17 @@ def median_ms(fn, repeats: int) -> tuple[float, list, object]:
     return float(np.median(times)), times, out
 
 
+def rebuilt(pts, reps: int) -> tuple[list, CAPT]:
+    """Build times (ms) of `reps` trees on pts, each dropped before the next is built (as a new
+    sensor cloud replaces the last one, and as VAMP's rows build theirs); the last tree."""
+    times, tree = [], None
+    for _ in range(reps):
+        tree = None
+        tree = CAPT(pts, R_MIN, R_MAX)
+        times.append(tree.build_time_ns / 1e6)
+    return times, tree
+
+
 # ----------------------------------------------------------------------------- clouds
 def uniform_cloud(rng, n):
     return rng.uniform(-1.0, 1.0, (n, 3))
@@ -243,19 +254,17 @@ def main(argv=None) -> int:
                 pts = make(rng, n)
                 log(f"build {kind} n={n}")
                 reps = P["build_repeats"] if n < 100_000 else (3 if n < 1_000_000 else 1)
-                builds = [CAPT(pts, R_MIN, R_MAX) for _ in range(reps)]
-                tree = builds[-1]
+                build_ms, tree = rebuilt(pts, reps)
                 st = tree.stats
                 leaves = 2 ** st["depth"]
                 note = ANCHORS.get(("build", kind, n), "")
-                rows.add("build", kind, n, "capt", "build", "ms", [b.build_time_ns / 1e6 for b in builds], note)
+                rows.add("build", kind, n, "capt", "build", "ms", build_ms, note)
                 rows.add("build", kind, n, "capt", "stored points per leaf", "points", [st["afforded"] / leaves])
                 rows.add("build", kind, n, "capt", "memory", "MB", [(st["afforded"] * 12 + leaves * 36) / 1e6])
                 kd_ms, kd_raw, _ = median_ms(lambda: cKDTree(pts), reps)
                 rows.add("build", kind, n, "scipy cKDTree", "build", "ms", kd_raw)
                 if vamp:
                     rows.add("build", kind, n, vamp.label, "build", "ms", vamp_build_ms(pts, reps))
-                del builds
                 if n not in P["query_sizes"] and n != 1_000_000:
                     continue  # a build-only size (the issue's 30k anchor)
 
@@ -295,14 +304,14 @@ def main(argv=None) -> int:
             rng = np.random.default_rng([args.seed, 99])
             pts = rng.uniform(0, side, (10_000, 3))
             log(f"density: 10k points in a {side} m cube")
-            trees = [CAPT(pts, R_MIN, R_MAX) for _ in range(max(1, P["build_repeats"] // 2))]
-            st = trees[-1].stats
+            build_ms, tree = rebuilt(pts, max(1, P["build_repeats"] // 2))
+            st = tree.stats
             case = f"cube {side} m"
-            rows.add("density", case, 10_000, "capt", "build", "ms", [t.build_time_ns / 1e6 for t in trees])
+            rows.add("density", case, 10_000, "capt", "build", "ms", build_ms)
             rows.add("density", case, 10_000, "capt", "stored points per leaf", "points", [st["afforded"] / 2 ** st["depth"]])
             rows.add("density", case, 10_000, "capt", "pruned by dominance", "points", [st["pruned"]])
             rows.add("density", case, 10_000, "capt", "leaves kept by r_min rule", "leaves", [st["shortcut_leaves"]])
-            del trees
+            del tree
 
         # ---- 2b. MotionBenchMaker scenes as point clouds
         with open(os.path.join(scenes.DATA_DIR, "panda", "problems.json")) as f:
@@ -314,10 +323,9 @@ def main(argv=None) -> int:
             raw = sample_obstacle_surfaces(problem, rng, 10_000)
             f_ms, f_raw, pts = median_ms(lambda: filter_pointcloud(raw, 0.02), P["build_repeats"])
             log(f"mbm {scene}: {len(raw)} -> {len(pts)} points")
-            builds = [CAPT(pts, R_MIN, R_MAX) for _ in range(P["build_repeats"])]
-            tree = builds[-1]
+            build_ms, tree = rebuilt(pts, P["build_repeats"])
             rows.add("mbm", scene, len(raw), "filter_pointcloud 2 cm", "filter", "ms", f_raw, ANCHORS[("mbm", "filter", 0)])
-            rows.add("mbm", scene, len(pts), "capt", "build", "ms", [b.build_time_ns / 1e6 for b in builds],
+            rows.add("mbm", scene, len(pts), "capt", "build", "ms", build_ms,
                      ANCHORS[("mbm", "build", 0)])
             if vamp:
                 times, kept = vamp_filter_ms(raw, P["build_repeats"])
@@ -332,7 +340,7 @@ def main(argv=None) -> int:
             for impl, vals in baseline_ns(pts, spheres[:, :3], radii, P["query_repeats"], 0).items():
                 rows.add("mbm", scene, len(spheres), impl, "robot spheres", "ns/sphere", vals)
             checks[f"mbm/{scene}/sphere_hit_fraction"] = float(answers[("capt_lanes", isas[-1])].mean())
-            del builds, tree
+            del tree
 
         # ---- 3. close pairs
         for n in P["pairs"]:

@@ -137,7 +137,7 @@ class CAPT:
         and grid_near (cells of the coarse occupancy grid, and those within reach of a point: queries
         centred in the other cells are answered free without a descent; 0 cells: no grid), and
         grid_small_cells, grid_small_near, grid_small_radius (the same for a finer grid that serves
-        radii up to grid_small_radius, a quarter of the way from r_min to r_max; 0 cells: none)."""
+        radii up to grid_small_radius, a quarter of the way from r_min to r_max; all 0: none)."""
         return dict(self._tree.stats)
 
     def __repr__(self) -> str:

@@ -194,7 +194,8 @@ def test_small_radius_grid_at_its_threshold(isa, point_radius):
 
 def test_small_radius_grid_only_where_the_range_is_wide():
     pts = np.random.default_rng(3).uniform(0, 1, (100, 3))
-    assert CAPT(pts, 0.05, 0.06).stats["grid_small_cells"] == 0
+    narrow = CAPT(pts, 0.05, 0.06).stats
+    assert narrow["grid_small_cells"] == narrow["grid_small_near"] == narrow["grid_small_radius"] == 0
     s = CAPT(pts, 0.01, 0.06).stats
     assert s["grid_small_cells"] > s["grid_cells"] and np.isclose(s["grid_small_radius"], 0.0225)
 

@@ -110,7 +110,8 @@ void bind_pointcloud(nb::module_& m) {
                      d["grid_near"] = t.grid_near(0);
                      d["grid_small_cells"] = s.grid_small_cells;
                      d["grid_small_near"] = t.grid_near(1);
-                     d["grid_small_radius"] = t.view().grid_small_rr - t.view().point_radius;
+                     d["grid_small_radius"] =
+                         s.grid_small_cells ? t.view().grid_small_rr - t.view().point_radius : 0.0f;
                      d["build_ns"] = s.build_ns;
                      d["depth"] = t.view().depth;
                      return d;
