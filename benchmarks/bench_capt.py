@@ -19,7 +19,12 @@ Measured, in one run (ISAs interleaved inside every repeat; medians over repeats
   4. filter  filter_pointcloud(points, 0.02) on 10k .. 1M points (surface-like and uniform)
 Where VAMP is installed (simdplan.vamp_baseline), its CAPT build and its filter run on the same
 points in the same run (rows "vamp"; VAMP's own timers, which exclude converting the points from
-Python, while our filter rows include our Python call).
+Python, while our filter rows include our Python call). Where VAMP's headers are installed too
+(benchmarks/vamp_offline/build.sh) and a C++ compiler is present, VAMP's CAPT also answers the
+same query spheres from C++ (vamp_offline/capt_query.cc: one sphere per call, and its SIMD query,
+which answers whether any of 8 spheres collides), and the rows "collisions missed" count, for both
+trees, the spheres that truly penetrate a point (exact distances on the float32 inputs, leaving out
+those within 1e-5 of touching) but were answered free.
 This is a benchmark, not a test: it never fails on timings.
 
     python3 benchmarks/bench_capt.py [--quick] [--big] [--json OUT]
@@ -30,7 +35,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -183,6 +191,60 @@ def baseline_ns(points, centers, radii, repeats, brute_max) -> dict:
     return out
 
 
+class VampCaptQuery:
+    """VAMP's own CAPT, built and queried from C++ on the same points and spheres
+    (benchmarks/vamp_offline/capt_query.cc, compiled for this run with VAMP's flags against the
+    headers that benchmarks/vamp_offline/build.sh installs); `why` says why not, when not."""
+
+    def __init__(self, vamp):
+        self.exe, self.why = None, ""
+        here = Path(__file__).resolve().parent / "vamp_offline"
+        include = Path(vamp.vamp.__file__).resolve().parent.parent / "include"
+        cxx = shutil.which("g++") or shutil.which("c++")
+        if not (include / "vamp" / "collision" / "capt.hh").exists():
+            self.why = f"no VAMP headers in {include}"
+            return
+        if cxx is None:
+            self.why = "no C++ compiler"
+            return
+        self.dir = Path(tempfile.mkdtemp(prefix="simdplan_vamp_capt_"))
+        exe = self.dir / "capt_query"
+        cmd = [cxx, "-O3", "-march=native", "-std=c++17", f"-I{include}", f"-I{here / 'shims' / 'pdqsort'}",
+               str(here / "capt_query.cc"), "-o", str(exe)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            self.why = f"compiling capt_query.cc failed: {done.stderr.strip().splitlines()[-1:]}"
+            return
+        self.exe = exe
+
+    def run(self, points, centers, radii, repeats: int) -> dict:
+        """VAMP's build time, ns per sphere per repeat ("one_ns", "simd_ns") and its one-at-a-time
+        answers ("answers", bool per sphere)."""
+        pts, qs = self.dir / "points.f32", self.dir / "queries.f32"
+        np.ascontiguousarray(points, np.float32).tofile(pts)
+        np.ascontiguousarray(np.c_[centers, radii], np.float32).tofile(qs)
+        out = self.dir / "answers.u8"
+        done = subprocess.run([str(self.exe), str(pts), str(qs), repr(R_MIN), repr(R_MAX), "0", str(repeats), str(out)],
+                              capture_output=True, text=True, check=True)
+        res = json.loads(done.stdout)
+        res["answers"] = np.fromfile(out, np.uint8).astype(bool)
+        return res
+
+
+def missed_and_extra(points, centers, radii, answers) -> tuple[int, int]:
+    """Spheres whose answer disagrees with exact distances on the float32 inputs, leaving out those
+    within 1e-5 (relative) of touching: (collisions missed, collisions reported where none is)."""
+    from scipy.spatial import cKDTree
+
+    p = np.asarray(points, np.float32).astype(np.float64)
+    c = np.asarray(centers, np.float32).astype(np.float64)
+    r = np.asarray(radii, np.float32).astype(np.float64)
+    d, _ = cKDTree(p).query(c)
+    clear = np.abs(d - r) > 1e-5 * r
+    truth = d < r
+    return int((truth & ~answers & clear).sum()), int((~truth & answers & clear).sum())
+
+
 class Rows:
     def __init__(self):
         self.rows = []
@@ -237,6 +299,22 @@ def main(argv=None) -> int:
     vamp, vamp_why = vamp_baseline.load("panda")
     log(f"VAMP side by side: {vamp.label if vamp else 'no, ' + vamp_why}")
 
+    vamp_query = VampCaptQuery(vamp) if vamp else None
+    if vamp_query and not vamp_query.exe:
+        log(f"VAMP CAPT queries: not measured, {vamp_query.why}")
+        vamp_query = None
+
+    def vamp_query_rows(bench, case, n, tree, pts, centers, radii, metric):
+        """VAMP's CAPT on the same spheres (rows), and both trees' answers against exact distances."""
+        res = vamp_query.run(pts, centers, radii, P["query_repeats"])
+        rows.add(bench, case, n, f"{vamp.label} one", metric, "ns/sphere", res["one_ns"])
+        rows.add(bench, case, n, f"{vamp.label} simd, any of {res['lanes']}", metric, "ns/sphere", res["simd_ns"])
+        ours = tree._tree.collides(np.ascontiguousarray(centers, np.float32), np.ascontiguousarray(radii, np.float32), 1)
+        for impl, got in ((f"capt_lanes {simdplan.isa()}", ours), (f"{vamp.label} one", res["answers"])):
+            missed, extra = missed_and_extra(pts, centers, radii, got)
+            rows.add(bench, case, n, impl, "collisions missed", "spheres", [missed],
+                     f"{extra} reported where none is" if extra else "")
+
     def vamp_build_ms(pts, reps):
         return [vamp.add_pointcloud(vamp.vamp.Environment(), pts, 0.0, R_MIN, R_MAX) / 1e6 for _ in range(reps)]
 
@@ -286,6 +364,9 @@ def main(argv=None) -> int:
                                  ANCHORS[("query", "target", 0)] if (impl, isa) == ("capt_lanes", isas[-1]) else "")
                     for impl, vals in baseline_ns(pts, centers, radii, P["query_repeats"], P["brute_max"]).items():
                         rows.add("query", case, n, impl, "query", "ns/sphere", vals)
+                    if vamp_query:
+                        simdplan.set_isa(isas[-1])
+                        vamp_query_rows("query", case, n, tree, pts, centers, radii, "query")
                 if kind == "uniform":
                     simdplan.set_isa(isas[-1])
                     one = [(centers[i], float(radii[i])) for i in range(P["python_calls"])]
@@ -339,6 +420,9 @@ def main(argv=None) -> int:
                 rows.add("mbm", scene, len(spheres), f"{impl} {isa}", "robot spheres", "ns/sphere", vals)
             for impl, vals in baseline_ns(pts, spheres[:, :3], radii, P["query_repeats"], 0).items():
                 rows.add("mbm", scene, len(spheres), impl, "robot spheres", "ns/sphere", vals)
+            if vamp_query:
+                simdplan.set_isa(isas[-1])
+                vamp_query_rows("mbm", scene, len(spheres), tree, pts, spheres[:, :3], radii, "robot spheres")
             checks[f"mbm/{scene}/sphere_hit_fraction"] = float(answers[("capt_lanes", isas[-1])].mean())
             del tree
 
@@ -372,6 +456,8 @@ def main(argv=None) -> int:
                     rows.add("filter", kind, n, vamp.label, "time", "ms", times, f"kept {vkept:,}")
     finally:
         simdplan.set_isa(original)
+        if vamp_query:
+            shutil.rmtree(vamp_query.dir, ignore_errors=True)
 
     print_table(console, rows)
     console.print(f"machine: {info['cpu_model']} ({info['cpu_count']} CPUs), ISAs {', '.join(isas)}; "
