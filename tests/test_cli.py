@@ -158,7 +158,15 @@ def test_verify_path_catches_bad_paths(mbm_scene_file):
     assert not v["ok"] and "goal" in v["reason"]
     result = simdplan.plan(robot, env, scene.start, scene.goals, seed=1, time_limit=5)
     assert result.success
-    assert cli.verify_path(robot, env, result.path, scene.start, scene.goals, 32.0)["bad_edges"] == 0
+    v = cli.verify_path(robot, env, result.path, scene.start, scene.goals, 32.0)
+    assert v["bad_edges"] == 0 and v["bad_waypoints"] == 0
+    # a waypoint in collision is named as such, apart from the edges that reach it
+    rng = np.random.default_rng(0)
+    Q = rng.uniform(robot.lower, robot.upper, (400, robot.dof))
+    hit = Q[~robot.is_valid_many(Q, env)][0]
+    detour = np.array([scene.start, hit, scene.goals[0]])
+    v = cli.verify_path(robot, env, detour, scene.start, scene.goals, 320.0)
+    assert not v["ok"] and v["bad_waypoints"] == 1 and v["bad_edges"] == 2 and "1 of 3 waypoints collide" in v["reason"]
 
 
 # ----------------------------------------------------------------------------- bench mbm
@@ -234,6 +242,9 @@ def test_bench_mbm_side_by_side_with_vamp(tmp_path):
     assert [(r["problem"], r["index"]) for r in theirs] == [(r["problem"], r["index"]) for r in ours]
     assert all(r["solved"] and r["planning_time_us"] > 0 for r in theirs if r["valid"])
     assert doc["baseline"]["summary"]["all"]["solved"] == sum(r["solved"] for r in theirs)
+    # VAMP's paths are re-verified as ours are, against the same obstacles
+    assert all(isinstance(r["verified"], bool) and len(r["path"]) >= 2 for r in theirs if r["solved"])
+    assert "its paths re-verified" in proc.stdout
 
 
 # ----------------------------------------------------------------------------- info, usage

@@ -230,21 +230,28 @@ def verify_path(robot, env, path, start, goals, resolution: float, padding: floa
     ENDPOINT_TOL), and every edge between consecutive waypoints must pass
     ``robot.is_motion_valid`` at ``resolution`` samples per unit joint distance, and with
     ``certified`` also ``robot.certify_motion`` (a fresh certificate of every edge).
-    Returns {"ok": bool, "bad_edges": int, "edges": int, "reason": str or None}.
+    Every waypoint is also checked on its own (``robot.is_valid_many``): a waypoint in collision
+    is a configuration the planner accepted, which no edge sampling explains.
+    Returns {"ok": bool, "bad_edges": int, "edges": int, "bad_waypoints": int, "max_depth_m": float,
+    "reason": str or None}.
     """
     path = np.asarray(path, dtype=float)
     start = np.asarray(start, dtype=float).reshape(-1)
     goals = np.asarray(goals, dtype=float).reshape(-1, start.size)
     if path.ndim != 2 or len(path) == 0 or path.shape[1] != start.size:
-        return {"ok": False, "bad_edges": 0, "edges": 0, "reason": f"path has shape {path.shape}"}
+        return {"ok": False, "bad_edges": 0, "edges": 0, "bad_waypoints": 0, "max_depth_m": 0.0,
+                "reason": f"path has shape {path.shape}"}
     reasons = []
     if np.max(np.abs(path[0] - start)) > ENDPOINT_TOL:
         reasons.append("path does not begin at the start")
     if np.min(np.max(np.abs(goals - path[-1]), axis=1)) > ENDPOINT_TOL:
         reasons.append("path does not end at a goal")
     bad, depth = 0, 0.0
+    bad_waypoints = int((~robot.is_valid_many(path, env, padding=padding)).sum())
+    if bad_waypoints:
+        reasons.append(f"{bad_waypoints} of {len(path)} waypoints collide")
     if len(path) == 1:
-        bad = int(not robot.is_valid(path[0], env, padding=padding))
+        bad = bad_waypoints
     for a, b in zip(path[:-1], path[1:]):
         if not robot.is_motion_valid(a, b, env, resolution=resolution, padding=padding):
             bad += 1
@@ -258,8 +265,8 @@ def verify_path(robot, env, path, start, goals, resolution: float, padding: floa
         if uncertified:
             bad += uncertified
             reasons.append(f"{uncertified} of {len(path) - 1} edges could not be certified collision-free")
-    return {"ok": not reasons, "bad_edges": bad, "edges": len(path) - 1, "max_depth_m": depth,
-            "reason": "; ".join(reasons) or None}
+    return {"ok": not reasons, "bad_edges": bad, "edges": len(path) - 1, "bad_waypoints": bad_waypoints,
+            "max_depth_m": depth, "reason": "; ".join(reasons) or None}
 
 
 def _worst_depth(robot, env, a, b, resolution: float, padding: float) -> float:
@@ -524,6 +531,7 @@ def summarize(records: list[dict]) -> dict:
         "verified": sum(bool(r.get("verified")) for r in solved),
         "verify_failures": sum(r.get("verified") is False for r in solved),
         "verify_max_depth_m": max((r.get("verify_max_depth_m") or 0.0 for r in solved), default=0.0),
+        "verify_waypoint_failures": sum(bool(r.get("verify_bad_waypoints")) for r in solved),
         "planning_us_median": _median(plan), "planning_us_mean": _mean(plan), "planning_us_p95": _percentile(plan, 95),
         "simplify_us_median": _median(simp), "simplify_us_mean": _mean(simp),
         "total_us_median": _median(total), "total_us_mean": _mean(total), "total_us_p95": _percentile(total, 95),
@@ -545,8 +553,16 @@ BENCH_COLUMNS = [
 ]
 
 
-def _bench_row(name: str, s: dict, verified: bool = True) -> list[str]:
-    ver = f"{s['verified']}/{s['solved']}" if verified else "-"
+def _waypoint_note(s: dict) -> str:
+    """How many failing paths hold a waypoint in collision: a configuration the planner accepted, as
+    opposed to an edge grazing an obstacle between its samples."""
+    n = s["verify_waypoint_failures"]
+    return (f"{n} of them with a waypoint in collision" if n else
+            "every waypoint collision-free: obstacles grazed between the samples of an edge")
+
+
+def _bench_row(name: str, s: dict) -> list[str]:
+    ver = f"{s['verified']}/{s['solved']}"
     if s["verify_failures"]:
         ver += f" ({s['verify_failures']} FAIL)"
     return [name, f"{s['solved']}/{s['valid']}/{s['total']}", ver,
@@ -701,7 +717,8 @@ def plan_problem(scene, settings, checked) -> dict:
         v = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
                         VERIFY_FACTOR * _resolution(scene.robot, checked), checked.padding,
                         checked.link == "certified", checked.min_step)
-        rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_max_depth_m=v["max_depth_m"],
+        rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_bad_waypoints=v["bad_waypoints"],
+                   verify_max_depth_m=v["max_depth_m"],
                    verify_message=v["reason"],
                    path=np.asarray(result.path).tolist())
     return rec
@@ -747,11 +764,12 @@ def _baseline_for(args, robot, planner: str | None):
     return None, why
 
 
-def plan_baseline(base, scene, simplify: bool, cloud=None) -> dict:
+def plan_baseline(base, scene, simplify: bool, cloud=None, verify_resolution: float | None = None) -> dict:
     """VAMP on one problem right after simdplan (a ``bench mbm`` record with ``impl`` "vamp"). cloud:
     the point-cloud setting's (sampled points, kept points, min_dist, point radius): VAMP filters the
     same sampled points (only to time it) and builds its tree on the points simdplan kept, so that
-    both plan against the same cloud."""
+    both plan against the same cloud. verify_resolution: VAMP's path is re-verified as simdplan's
+    are (verify_path against scene.env, the obstacles both planned against), at this resolution."""
     rec = {"impl": "vamp", "problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False,
            "solved": False, "link": None}
     if scene.valid is False:
@@ -765,6 +783,11 @@ def plan_baseline(base, scene, simplify: bool, cloud=None) -> dict:
         build_ns = base.add_pointcloud(venv, kept, point_radius)
         rec.update(cloud_kept=int(len(vkept)), filter_us=filter_ns / 1e3, build_us=build_ns / 1e3)
     rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify))
+    if rec["solved"] and verify_resolution is not None:
+        v = verify_path(scene.robot, scene.env, rec["path"], scene.start, scene.goals, verify_resolution)
+        rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_bad_waypoints=v["bad_waypoints"],
+                   verify_max_depth_m=v["max_depth_m"],
+                   verify_message=v["reason"])
     return rec
 
 
@@ -812,7 +835,8 @@ def cmd_bench_mbm(args) -> int:
                     if cloud:
                         records[-1].update(fields)
                 if base is not None:  # the same problem at once, in the same phase of the machine
-                    records.append(plan_baseline(base, scene, not args.no_simplify, cloud))
+                    records.append(plan_baseline(base, scene, not args.no_simplify, cloud,
+                                                 VERIFY_FACTOR * _resolution(scene.robot, checked)))
                 progress.advance(f"{scene.problem} {scene.index}")
         except KeyboardInterrupt:
             interrupted = True
@@ -876,14 +900,17 @@ def _cloud_records(args) -> list[dict]:
 def _print_baseline_report(args, label: str, link: str, ours: dict, theirs: dict, order: list[str],
                            records: list[dict]) -> None:
     """VAMP's table for the same problems and the side-by-side ratios (simdplan with ``link`` / VAMP)."""
-    rows = [_bench_row(c, theirs[c], verified=False) for c in order]
+    rows = [_bench_row(c, theirs[c]) for c in order]
     sections = set()
     if len(order) > 1:
         sections.add(len(rows))
-        rows.append(_bench_row("all", theirs["all"], verified=False))
+        rows.append(_bench_row("all", theirs["all"]))
     _print_table(f"{label}, the same problems in the same run, each right after simdplan's (its own timers; "
-                 f"its paths are not re-verified)", BENCH_COLUMNS, rows, sections)
+                 f"its paths re-verified as simdplan's are)", BENCH_COLUMNS, rows, sections)
     o, t = ours["all"], theirs["all"]
+    if t["verify_failures"]:
+        print(f"{label} paths re-verified: {t['verify_failures']} of {t['solved']} failed, deepest penetration found "
+              f"{t['verify_max_depth_m'] * 1e3:.3g} mm ({_waypoint_note(t)}).")
 
     def ratio(key, unit="us"):
         if o.get(key) is None or not t.get(key):
@@ -950,8 +977,8 @@ def _print_bench_report(args, machine, robot, settings, summary, order, n_select
     print(f"solved/valid/total: problems whose start and goals are not valid (file flag or the planner's check) "
           f"count as invalid, not as failures. verified: solved paths whose every edge passes "
           f"robot.is_motion_valid at {VERIFY_FACTOR}x the planning resolution, start and goal matching"
-          + (f"; {al['verify_failures']} failed, deepest penetration found {al['verify_max_depth_m'] * 1e3:.3g} mm."
-             if al["verify_failures"] else "."))
+          + (f"; {al['verify_failures']} failed, deepest penetration found {al['verify_max_depth_m'] * 1e3:.3g} mm"
+             f" ({_waypoint_note(al)})." if al["verify_failures"] else "."))
     clouds = _cloud_records(args)
     if clouds:
         ca = MBM_CLOUD_ANCHOR

@@ -117,10 +117,13 @@ class VampBaseline:
         rec["initial_cost"] = float(result.path.cost())
         rec["final_cost"] = rec["initial_cost"]
         rec["waypoints"] = len(result.path)
+        path = result.path
         if simplify:
             simple = self.module.simplify(result.path, vamp_env, self.simplify_settings, self.sampler)
             rec.update(simplify_time_us=simple.nanoseconds / 1e3, final_cost=float(simple.path.cost()),
                        waypoints=len(simple.path))
+            path = simple.path
+        rec["path"] = np.asarray(path.numpy(), dtype=np.float64).reshape(len(path), -1).tolist()
         rec["total_time_us"] = rec["planning_time_us"] + rec["simplify_time_us"]
         return rec
 
