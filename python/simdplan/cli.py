@@ -269,6 +269,12 @@ def verify_path(robot, env, path, start, goals, resolution: float, padding: floa
             "max_depth_m": depth, "reason": "; ".join(reasons) or None}
 
 
+def _verify_fields(v: dict) -> dict:
+    """A ``bench mbm`` record's fields for a verify_path result (simdplan's and VAMP's paths alike)."""
+    return {"verified": v["ok"], "verify_bad_edges": v["bad_edges"], "verify_bad_waypoints": v["bad_waypoints"],
+            "verify_max_depth_m": v["max_depth_m"], "verify_message": v["reason"]}
+
+
 def _worst_depth(robot, env, a, b, resolution: float, padding: float) -> float:
     """Deepest penetration (metres) over the samples of the motion check of edge a -> b."""
     n = robot.motion_samples(a, b, resolution)
@@ -717,10 +723,7 @@ def plan_problem(scene, settings, checked) -> dict:
         v = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
                         VERIFY_FACTOR * _resolution(scene.robot, checked), checked.padding,
                         checked.link == "certified", checked.min_step)
-        rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_bad_waypoints=v["bad_waypoints"],
-                   verify_max_depth_m=v["max_depth_m"],
-                   verify_message=v["reason"],
-                   path=np.asarray(result.path).tolist())
+        rec.update(_verify_fields(v), path=np.asarray(result.path).tolist())
     return rec
 
 
@@ -785,9 +788,7 @@ def plan_baseline(base, scene, simplify: bool, cloud=None, verify_resolution: fl
     rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify))
     if rec["solved"] and verify_resolution is not None:
         v = verify_path(scene.robot, scene.env, rec["path"], scene.start, scene.goals, verify_resolution)
-        rec.update(verified=v["ok"], verify_bad_edges=v["bad_edges"], verify_bad_waypoints=v["bad_waypoints"],
-                   verify_max_depth_m=v["max_depth_m"],
-                   verify_message=v["reason"])
+        rec.update(_verify_fields(v))
     return rec
 
 
