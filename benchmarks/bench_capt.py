@@ -191,9 +191,15 @@ def baseline_ns(points, centers, radii, repeats, brute_max) -> dict:
     return out
 
 
+# VAMP's release flags for GCC on x86-64 (its cmake/CompilerSettings.cmake), with the fixed ISA level
+# that vamp_offline/build.sh gives VAMP itself (AVX2 + FMA: its 8-wide vectors), not -march=native
+VAMP_CXX_FLAGS = ["-std=c++17", "-O3", "-march=x86-64-v3", "-fno-math-errno", "-fno-signed-zeros", "-fno-trapping-math",
+                  "-fno-rounding-math", "-ffp-contract=fast", "-fassociative-math", "-Wno-ignored-attributes"]
+
+
 class VampCaptQuery:
     """VAMP's own CAPT, built and queried from C++ on the same points and spheres
-    (benchmarks/vamp_offline/capt_query.cc, compiled for this run with VAMP's flags against the
+    (benchmarks/vamp_offline/capt_query.cc, compiled for this run with VAMP_CXX_FLAGS against the
     headers that benchmarks/vamp_offline/build.sh installs); `why` says why not, when not."""
 
     def __init__(self, vamp):
@@ -209,8 +215,8 @@ class VampCaptQuery:
             return
         self.dir = Path(tempfile.mkdtemp(prefix="simdplan_vamp_capt_"))
         exe = self.dir / "capt_query"
-        cmd = [cxx, "-O3", "-march=native", "-std=c++17", f"-I{include}", f"-I{here / 'shims' / 'pdqsort'}",
-               str(here / "capt_query.cc"), "-o", str(exe)]
+        cmd = [cxx, *VAMP_CXX_FLAGS, f"-I{include}", f"-I{here / 'shims' / 'pdqsort'}", str(here / "capt_query.cc"),
+               "-o", str(exe)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             self.why = f"compiling capt_query.cc failed: {done.stderr.strip().splitlines()[-1:]}"

@@ -3,7 +3,8 @@
 // VAMP's Python interface exposes no per-sphere CAPT query; this program calls its C++ API directly.
 //
 // Built by bench_capt.py against the headers that benchmarks/vamp_offline/build.sh installs with
-// VAMP, with VAMP's own flags (-O3 -march=native), when that build and a C++ compiler are present.
+// VAMP, with VAMP's release flags and the ISA level build.sh gives VAMP (bench_capt.VAMP_CXX_FLAGS),
+// when that build and a C++ compiler are present.
 //
 //   capt_query POINTS QUERIES R_MIN R_MAX R_POINT REPEATS ANSWERS
 // POINTS: n x 3 float32 (x y z), QUERIES: m x 4 float32 (x y z r), both raw little endian.
