@@ -42,6 +42,11 @@ bool collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
   constexpr uint32_t kAll = W == 32 ? ~0u : (1u << W) - 1u;
   alignas(64) float xs[W], ys[W], zs[W], rs[W];
   uint32_t valid = kAll;
+  // every path below queries its groups through this, so none skips the input check
+  auto group = [&](Vec x, Vec y, Vec z, Vec rv) {
+    valid &= valid_bits(*t, x, y, z, rv);
+    return capt_hit<Vec>(*t, x, y, z, rv).bits();
+  };
   int64_t i = 0;
 #if defined(SIMDPLAN_ISA_AVX512)
   // PERF: whole groups of 16 rows transposed by permutes and the hits written as 16 bytes at once;
@@ -65,9 +70,7 @@ bool collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
     const __m512 a = _mm512_loadu_ps(g), b = _mm512_loadu_ps(g + 16), d = _mm512_loadu_ps(g + 32);
     Vec xyz[3];
     for (int j = 0; j < 3; ++j) xyz[j].v = _mm512_permutex2var_ps(_mm512_permutex2var_ps(a, lo[j], b), hi[j], d);
-    const Vec rv = Vec::load(r + i);
-    valid &= valid_bits(*t, xyz[0], xyz[1], xyz[2], rv);
-    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], rv).bits();
+    const uint32_t bits = group(xyz[0], xyz[1], xyz[2], Vec::load(r + i));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_maskz_set1_epi8(__mmask16(bits), 1));
   }
 #elif defined(SIMDPLAN_ISA_AVX2)
@@ -97,9 +100,7 @@ bool collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
                                          from1[j]);
       xyz[j].v = _mm256_blendv_ps(ab, _mm256_permutevar8x32_ps(d, idx[j][2]), from2[j]);
     }
-    const Vec rv = Vec::load(r + i);
-    valid &= valid_bits(*t, xyz[0], xyz[1], xyz[2], rv);
-    const uint32_t bits = capt_hit<Vec>(*t, xyz[0], xyz[1], xyz[2], rv).bits();
+    const uint32_t bits = group(xyz[0], xyz[1], xyz[2], Vec::load(r + i));
     for (int k = 0; k < W; ++k) out[i + k] = (bits >> k) & 1u;
   }
 #endif
@@ -112,9 +113,7 @@ bool collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
       zs[k] = c[3 * j + 2];
       rs[k] = r[j];
     }
-    const Vec x = Vec::load(xs), y = Vec::load(ys), z = Vec::load(zs), rv = Vec::load(rs);
-    valid &= valid_bits(*t, x, y, z, rv);
-    const uint32_t bits = capt_hit<Vec>(*t, x, y, z, rv).bits();
+    const uint32_t bits = group(Vec::load(xs), Vec::load(ys), Vec::load(zs), Vec::load(rs));
     for (int64_t k = 0; k < m; ++k) out[i + k] = (bits >> k) & 1u;
   }
   return valid == kAll;
