@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-# obstacle kinds VAMP can take as they are
-SUPPORTED_KINDS = ("sphere", "capsule", "box", "pointcloud")
+# obstacle kinds environment() converts as they are (point clouds go through add_pointcloud)
+SUPPORTED_KINDS = ("sphere", "capsule", "box")
 
 
 class VampBaseline:
@@ -71,9 +71,12 @@ class VampBaseline:
                     out.add_cuboid(v.Cuboid(pos, euler, [float(h) for h in p["half_extents"]]))
                 else:
                     out.add_capsule(v.Cylinder(pos, euler, float(p["radius"]), float(p["length"])))
+            elif o.kind == "pointcloud":
+                raise ValueError(f"obstacle {o.name!r} is a pointcloud: give its points to add_pointcloud, "
+                                 f"which times VAMP's tree build")
             else:
                 raise ValueError(f"obstacle {o.name!r} is a {o.kind}, which VAMP cannot represent exactly "
-                                 f"(it takes {', '.join(SUPPORTED_KINDS)}); use the reference mode")
+                                 f"(it takes {', '.join(SUPPORTED_KINDS)} and point clouds); use the reference mode")
         return out
 
     def add_pointcloud(self, vamp_env, points, point_radius: float, r_min: float | None = None,
