@@ -13,7 +13,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=${1:-$(mktemp -d)}
 VERSION=0.6.4
-VAMP_ARCH=-march=x86-64-v3
+VAMP_ARCH=${VAMP_ARCH:--march=x86-64-v3}  # override to compare other levels (README.md here)
 
 if ! [ -d /usr/include/eigen3 ] || ! [ -f /usr/include/boost/sort/pdqsort/pdqsort.hpp ]; then
   # Eigen: VAMP's find_package; Boost.Sort: the pdqsort stand-in
