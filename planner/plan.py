@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 
 import numpy as np
 
@@ -21,6 +22,10 @@ from simdplan.robots.robot import _env_model
 
 class InvalidProblemError(ValueError):
     """The start or a goal cannot be planned from/to (outside limits or in collision)."""
+
+
+class LimitClampWarning(UserWarning):
+    """A start or goal value just outside its joint limit was moved onto the limit (limit_tolerance)."""
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(PlannerSettings))
@@ -72,8 +77,11 @@ def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
     return c
 
 
-def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.ndarray]:
-    """Validated (dof,) start and (m, dof) goals, continuous joints wrapped."""
+def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 0.0
+             ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
+    """Validated (dof,) start and (m, dof) goals, continuous joints wrapped and values within
+    ``limit_tolerance`` of a limit moved onto it; and (how many values were moved, a note saying
+    which, "" if none)."""
     dof = robot.dof
     try:
         start = np.array(start, dtype=np.float64)
@@ -91,6 +99,13 @@ def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.n
         wrap = robot._wrap_mask
         both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi  # NaN and inf stay non-finite
         start, goals = both[0].copy(), both[1:].copy()
+    note = (0, "")
+    if limit_tolerance > 0:
+        clamped, moved = robot.clamp_to_limits(both, limit_tolerance)
+        if moved.any():
+            note = (int(moved.sum()), _clamp_note(robot, both, clamped, moved))
+            warnings.warn(note[1], LimitClampWarning, stacklevel=3)
+            both, start, goals = clamped, clamped[0].copy(), clamped[1:].copy()
     # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the
     # error (this function was ~20 of the ~50 us of Python around a plan() call)
     try:
@@ -100,7 +115,7 @@ def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.n
             raise ValueError("start and goals must be finite") from None
         raise
     if ok.all():
-        return start, goals
+        return start, goals, note
     for k in np.flatnonzero(~ok):
         what = "start" if k == 0 else (f"goal {k - 1}" if len(goals) > 1 else "goal")
         q = start if k == 0 else goals[k - 1]
@@ -109,7 +124,18 @@ def _problem(robot, env, start, goals, padding: float) -> tuple[np.ndarray, np.n
         shown = "; ".join(str(p) for p in problems[:3]) or "in collision"
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise InvalidProblemError(f"{what} is invalid: {shown}{more}")
-    return start, goals
+    return start, goals, note
+
+
+def _clamp_note(robot, before: np.ndarray, after: np.ndarray, moved: np.ndarray) -> str:
+    """What clamp_to_limits moved in rows [start, goal 0, ...], e.g. 'start joint j: 3.14159265 -> 3.14159'."""
+    names = robot.joint_names
+    items = []
+    for r, j in zip(*np.nonzero(moved)):
+        what = "start" if r == 0 else (f"goal {r - 1}" if len(before) > 2 else "goal")
+        items.append(f"{what} {names[j]}: {float(before[r, j])!r} -> {float(after[r, j])!r}")
+    shown = "; ".join(items[:4]) + (f" (and {len(items) - 4} more)" if len(items) > 4 else "")
+    return f"moved {len(items)} joint value(s) onto their limits (within limit_tolerance): {shown}"
 
 
 def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanResult:
@@ -130,14 +156,22 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     """
     s = _settings(planner, settings)
     robot._fit_clouds(env, s.padding)  # point-cloud trees answer this robot's radii (built once)
-    start, goals = _problem(robot, env, start, goals, s.padding)
+    start, goals, note = _problem(robot, env, start, goals, s.padding, s.limit_tolerance)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl
 
-        return plan_ompl(robot, env, start, goals, s)
+        return _noted(plan_ompl(robot, env, start, goals, s), note)
     model = robot._distance_env(env) if s.link == "certified" else _env_model(env)
     out = _core.plan(robot._model, model, s.planner, start, goals, _core_settings(s, robot))
-    return _result(out, s, robot, start, goals)
+    return _noted(_result(out, s, robot, start, goals), note)
+
+
+def _noted(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
+    """The result with the limit-clamp note (if any) in its message and stats["limit_clamped"]."""
+    result.stats["limit_clamped"], note = clamp
+    if note:
+        result.message = f"{note}; {result.message}" if result.message else note
+    return result
 
 
 def _result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
@@ -199,6 +233,6 @@ class Roadmap:
             raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
         base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
         s = _settings("prm", {**base, **settings})
-        start, goals = _problem(self.robot, self.env, start, goals, self.settings.padding)
+        start, goals, note = _problem(self.robot, self.env, start, goals, self.settings.padding, s.limit_tolerance)
         out = self._session.query(self.robot._model, start, goals, _core_settings(s, self.robot))
-        return _result(out, s, self.robot, start, goals)
+        return _noted(_result(out, s, self.robot, start, goals), note)

@@ -50,6 +50,10 @@ class PlannerSettings:
       between its ends from clearances and motion bounds, Robot.certify_motion).
     min_step: certified Link only: stretches shorter than this joint-space distance that are still
       not proven free make the edge invalid ("too close to call").
+    limit_tolerance: a start or goal value outside its joint limit by at most this much (radians or
+      metres) is moved onto the limit (Robot.clamp_to_limits); the result's message and
+      ``stats["limit_clamped"]`` say how many values were moved, and a LimitClampWarning is issued.
+      Further outside, the problem is refused (InvalidProblemError). 0 makes the limits strict.
     """
 
     planner: str = "rrtc"
@@ -73,6 +77,7 @@ class PlannerSettings:
     padding: float = 0.0
     link: str = "discrete"
     min_step: float = 1e-3
+    limit_tolerance: float = 1e-4
 
     def validated(self) -> "PlannerSettings":
         """A copy with defaults resolved; ValueError naming the first bad field."""
@@ -102,6 +107,7 @@ class PlannerSettings:
         s.dd_min_radius = _num(s.dd_min_radius, "dd_min_radius", 0.0)
         s.padding = _num(s.padding, "padding", 0.0, allow_zero=True)
         s.min_step = _num(s.min_step, "min_step", 0.0)
+        s.limit_tolerance = _num(s.limit_tolerance, "limit_tolerance", 0.0, allow_zero=True)
         s.balance, s.dynamic_domain, s.simplify = bool(s.balance), bool(s.dynamic_domain), bool(s.simplify)
         return s
 

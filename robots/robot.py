@@ -29,6 +29,10 @@ from simdplan.transforms import check_pose_matrix
 # Samples per unit of joint-space (Euclidean) distance for discrete motion checks, unless the robot
 # or the call says otherwise. 32 is the resolution the MotionBenchMaker reference figures use.
 DEFAULT_RESOLUTION = 32.0
+# Starts and goals at most this far outside a joint limit (radians or metres) are moved onto the limit
+# by the planners (``limit_tolerance``): float32 round trips, encoders and other software put joint
+# values a few ulps past limits written with 5-6 digits (3.14159265 against 3.14159 is 2.7e-6 rad).
+DEFAULT_LIMIT_TOLERANCE = 1e-4
 # Certified Link: stretches shorter than this (joint-space distance, rad / m) that are still not
 # proven free end the check as "undecided". About 1 mm of travel for the panda's hand.
 DEFAULT_MIN_STEP = 1e-3
@@ -95,7 +99,10 @@ class Violation:
 
     def __str__(self) -> str:
         if self.kind == "joint_limit":
-            return f"joint {self.joint} = {self.value:.6g} is outside its limits [{self.limits[0]:.6g}, {self.limits[1]:.6g}]"
+            lo, hi = self.limits
+            by = lo - self.value if self.value < lo else self.value - hi
+            # NOTE: repr (shortest round trip) so a value just past a limit never prints equal to it
+            return f"joint {self.joint} = {self.value!r} is outside its limits [{lo!r}, {hi!r}] by {by:.3g}"
         if self.kind == "environment":
             return (f"link {self.link} (sphere {self.sphere}) penetrates {self.obstacle_kind} "
                     f"{self.obstacle_name!r} (id {self.obstacle_id}) by {self.depth * 1000:.3g} mm")
@@ -398,8 +405,34 @@ class Robot:
         return {name: frames[p.link_body[i]] @ p.link_in_body[i] for i, name in enumerate(p.link_names)}
 
     # ----- validity -----
+    def clamp_to_limits(self, Q, tolerance: float = DEFAULT_LIMIT_TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
+        """Moves joint values that lie outside a limit by at most ``tolerance`` onto that limit.
+
+        Q: (dof,) or (n, dof) joint values. tolerance: radians for revolute joints, metres for
+        prismatic ones (the same number for both; >= 0). Returns (clamped copy of Q as float64, bool
+        mask of the values moved, same shape). Values further outside, non-finite values and
+        continuous joints are left as they are, so ``is_valid`` still reports them. The planners do
+        this to every start and goal (``PlannerSettings.limit_tolerance``); ``is_valid`` itself is
+        strict.
+        """
+        tol = float(tolerance)
+        if not (np.isfinite(tol) and tol >= 0):
+            raise ValueError(f"tolerance must be finite and >= 0 (radians or metres), got {tolerance!r}")
+        out = np.array(_as_f64(Q, "Q"), dtype=np.float64)  # a copy
+        if out.shape[-1:] != (self.dof,) or out.ndim > 2:
+            raise ValueError(f"Q must have shape ({self.dof},) or (n, {self.dof}), got {out.shape}")
+        lo, hi = self._program.lower, self._program.upper
+        bounded = ~self._wrap_mask
+        below = bounded & (out < lo) & (out >= lo - tol)
+        above = bounded & (out > hi) & (out <= hi + tol)
+        out = np.where(below, lo, np.where(above, hi, out))
+        return out, below | above
+
     def is_valid(self, q, env: Environment | None = None, padding: float = 0.0) -> bool:
-        """Clear(q): True iff ``q`` (dof,) is within limits and collision-free in ``env``."""
+        """Clear(q): True iff ``q`` (dof,) is within limits and collision-free in ``env``.
+
+        Strict at the limits: a value 1e-9 past one is invalid. ``clamp_to_limits`` moves values
+        within a tolerance onto the limit first, as ``simdplan.plan`` does for starts and goals."""
         if type(q) is not np.ndarray or q.dtype is not _F64:
             q = _as_f64(q, "q")
         if padding != 0.0:
