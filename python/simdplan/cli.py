@@ -785,7 +785,7 @@ def plan_baseline(base, scene, simplify: bool, cloud=None, verify_resolution: fl
         venv = base.vamp.Environment()
         build_ns = base.add_pointcloud(venv, kept, point_radius)
         rec.update(cloud_kept=int(len(vkept)), filter_us=filter_ns / 1e3, build_us=build_ns / 1e3)
-    rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify))
+    rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify, joint_names=scene.robot.joint_names))
     if rec["solved"] and verify_resolution is not None:
         v = verify_path(scene.robot, scene.env, rec["path"], scene.start, scene.goals, verify_resolution)
         rec.update(_verify_fields(v))

@@ -44,6 +44,17 @@ class VampBaseline:
         except Exception:  # noqa: BLE001 - a source build may carry no metadata
             self.version = "unknown version"
         self.label = f"VAMP {self.version}"
+        self.joint_names = [str(n) for n in self.module.joint_names()]
+
+    def _order(self, joint_names) -> np.ndarray | None:
+        """Columns taking a configuration in ``joint_names`` order to VAMP's order (None: same order).
+        Raises ValueError when the two robots name different joints."""
+        if joint_names is None or list(joint_names) == self.joint_names:
+            return None
+        names = list(joint_names)
+        if sorted(names) != sorted(self.joint_names):
+            raise ValueError(f"VAMP's {self.robot} has joints {self.joint_names}, not {names}")
+        return np.array([names.index(n) for n in self.joint_names])
 
     def radii(self) -> tuple[float, float]:
         """VAMP's (r_min, r_max) of its robot's spheres, for its point-cloud trees."""
@@ -107,12 +118,18 @@ class VampBaseline:
                                                (hi + 0.01).tolist(), False)
         return np.asarray(kept, dtype=np.float32).reshape(-1, 3), int(ns)
 
-    def plan(self, start, goals, vamp_env, simplify: bool = True) -> dict:
-        """RRT-Connect (and simplification) on one problem; the record fields of ``bench mbm``."""
+    def plan(self, start, goals, vamp_env, simplify: bool = True, joint_names=None) -> dict:
+        """RRT-Connect (and simplification) on one problem; the record fields of ``bench mbm``.
+
+        start (dof,), goals (m, dof) and the returned path are in ``joint_names`` order (default:
+        VAMP's own); they are reordered for VAMP, whose robots may list joints in another order."""
+        order = self._order(joint_names)
+        start = np.asarray(start, dtype=np.float64)
+        goals = np.atleast_2d(np.asarray(goals, dtype=np.float64))
+        if order is not None:
+            start, goals = start[order], goals[:, order]
         self.sampler.reset()
-        goals = [np.asarray(g, dtype=np.float64).tolist() for g in np.atleast_2d(goals)]
-        result = self.planner(np.asarray(start, dtype=np.float64).tolist(), goals, vamp_env,
-                              self.plan_settings, self.sampler)
+        result = self.planner(start.tolist(), [g.tolist() for g in goals], vamp_env, self.plan_settings, self.sampler)
         rec = {"solved": bool(result.solved), "planning_time_us": result.nanoseconds / 1e3,
                "iterations": int(result.iterations), "simplify_time_us": 0.0}
         if not result.solved:
@@ -126,7 +143,10 @@ class VampBaseline:
             rec.update(simplify_time_us=simple.nanoseconds / 1e3, final_cost=float(simple.path.cost()),
                        waypoints=len(simple.path))
             path = simple.path
-        rec["path"] = np.asarray(path.numpy(), dtype=np.float64).reshape(len(path), -1).tolist()
+        rows = np.asarray(path.numpy(), dtype=np.float64).reshape(len(path), -1)
+        if order is not None:
+            rows = rows[:, np.argsort(order)]
+        rec["path"] = rows.tolist()
         rec["total_time_us"] = rec["planning_time_us"] + rec["simplify_time_us"]
         return rec
 
