@@ -108,6 +108,26 @@ def joint_motion(joint_type: str, axis: np.ndarray, value: float) -> np.ndarray:
     return m
 
 
+# A rotation whose entries all lie within SNAP of 0, 1 or -1 (a frame turned by multiples of 90
+# degrees, as URDFs write them: rpy 1.570796325 leaves cos = 1.8e-9, 1.570796 leaves 3.3e-7) becomes
+# that signed permutation exactly, so the core's FK copies columns instead of multiplying
+# (kin/robot_view.hh, body_axes). Points move by at most about SNAP x their distance from the frame
+# (2 um at 2 m), a few float32 ulps of the coordinates the core computes with. Other rotations are
+# left exactly as they are.
+SNAP = 1e-6
+
+
+def snap_rotation(m: np.ndarray) -> np.ndarray:
+    """A copy of the (4, 4) transform m, its rotation snapped to a signed permutation if within SNAP of one."""
+    out = np.array(m, dtype=np.float64)
+    r = out[:3, :3]
+    target = np.round(r)
+    if np.all(np.abs(r - target) < SNAP) and np.all(np.abs(target).sum(axis=0) == 1) \
+            and np.all(np.abs(target).sum(axis=1) == 1):
+        out[:3, :3] = target
+    return out
+
+
 def _bounding_sphere(spheres: np.ndarray) -> np.ndarray:
     lo = (spheres[:, :3] - spheres[:, 3:]).min(axis=0)
     hi = (spheres[:, :3] + spheres[:, 3:]).max(axis=0)
@@ -157,7 +177,7 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
         return held.get(j.name, 0.0)
 
     body_parent, body_kind, body_dof, body_scale, body_offset, body_origin = [-1], [KIND_FIXED], [-1], [1.0], [0.0], []
-    body_origin.append(base_pose[:3, :4].reshape(-1))
+    body_origin.append(snap_rotation(base_pose)[:3, :4].reshape(-1))
     link_names, link_body, link_in_body = [desc.root], [0], [np.eye(4)]
     where = {desc.root: 0}
     # breadth-first keeps parents before children and links of one body close together
@@ -175,7 +195,7 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
             else:
                 rot = np.eye(4)
                 rot[:3, :3] = z_to_axis(j.axis)
-                origin = joint_frame @ rot
+                origin = snap_rotation(joint_frame @ rot)
                 body = len(body_parent)
                 body_parent.append(parent_body)
                 body_kind.append(KIND_PRISMATIC if j.type == "prismatic" else KIND_REVOLUTE)

@@ -27,7 +27,7 @@ void bind_robots(nb::module_& m) {
              const FloatIn& body_scale, const FloatIn& body_offset, const FloatIn& body_origin, const I32& group_body,
              const I32& group_begin, const I32& group_end, const FloatIn& group_bound, const FloatIn& spheres,
              const I32& pairs, const F64& lower, const F64& upper, const U8& wrap, const I32& pair_ranges,
-             const I32& sphere_pairs, float list_max_padding, const FloatIn& sphere_reach) {
+             const I32& sphere_pairs, float list_max_padding, const FloatIn& sphere_reach, bool fast_paths) {
             RobotArrays a;
             a.dof = dof;
             a.body_parent = to_vector_1d(body_parent);
@@ -49,13 +49,14 @@ void bind_robots(nb::module_& m) {
             a.sphere_pairs = to_vector_1d(sphere_pairs);
             a.list_max_padding = list_max_padding;
             a.sphere_reach = to_vector(sphere_reach);
+            a.fast_paths = fast_paths;
             new (self) RobotModel(std::move(a));
           },
           nb::arg("dof"), nb::arg("body_parent"), nb::arg("body_kind"), nb::arg("body_dof"), nb::arg("body_scale"),
           nb::arg("body_offset"), nb::arg("body_origin"), nb::arg("group_body"), nb::arg("group_begin"),
           nb::arg("group_end"), nb::arg("group_bound"), nb::arg("spheres"), nb::arg("pairs"), nb::arg("lower"),
           nb::arg("upper"), nb::arg("wrap"), nb::arg("pair_ranges"), nb::arg("sphere_pairs"),
-          nb::arg("list_max_padding"), nb::arg("sphere_reach"))
+          nb::arg("list_max_padding"), nb::arg("sphere_reach"), nb::arg("fast_paths") = true)
       .def_prop_ro("dof", &RobotModel::dof)
       .def(
           "is_valid",

@@ -37,13 +37,15 @@ using VecOne = Vec;
 int64_t scratch_floats(const RobotView* rb) { return LaneScratch<Vec>::vectors(*rb) * Vec::W; }
 
 bool check(const RobotView* rb, const EnvironmentView* env, const float* q, int64_t n, float padding,
-           bool stop_at_first, uint8_t* free_inout, float* scratch) {
-  return check_batch<Vec>(*rb, *env, q, n, padding, stop_at_first, free_inout, scratch);
+           bool stop_at_first, uint8_t* free_inout, float* scratch, CheckState* state) {
+  CheckState local;
+  return check_batch<Vec>(*rb, *env, q, n, padding, stop_at_first, free_inout, scratch, state ? *state : local);
 }
 
 bool motion(const RobotView* rb, const EnvironmentView* env, const float* a, const float* b, int64_t n, int64_t first,
-            int64_t last, float padding, float* scratch) {
-  return check_motion<Vec>(*rb, *env, a, b, n, first, last, padding, scratch);
+            int64_t last, float padding, float* scratch, CheckState* state) {
+  CheckState local;
+  return check_motion<Vec>(*rb, *env, a, b, n, first, last, padding, scratch, state ? *state : local);
 }
 
 int64_t one_floats(const RobotView* rb) { return one_scratch_floats(*rb); }

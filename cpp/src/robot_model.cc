@@ -22,6 +22,28 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("robot model: " + what);
 }
 
+// RobotView::body_axes of a row-major 3 x 4 origin: the signed permutation its rotation is, or kAxesGeneral.
+int32_t origin_axes(const float* o) {
+  int32_t code = 0;
+  for (int j = 0; j < 3; ++j) {
+    int row = -1;
+    for (int k = 0; k < 3; ++k) {
+      const float v = o[4 * k + j];
+      if (v == 0.0f) continue;
+      if ((v != 1.0f && v != -1.0f) || row >= 0) return kAxesGeneral;
+      row = k;
+      if (v < 0) code |= 1 << (6 + j);
+    }
+    if (row < 0) return kAxesGeneral;
+    code |= row << (2 * j);
+  }
+  if (((code & 3) == ((code >> 2) & 3)) || ((code & 3) == ((code >> 4) & 3)) || (((code >> 2) & 3) == ((code >> 4) & 3)))
+    return kAxesGeneral;  // not a permutation (a singular origin; the general product handles it)
+  for (int r = 0; r < 3; ++r)
+    if (o[4 * r + 3] != 0.0f) code |= 1 << (9 + r);
+  return code;
+}
+
 // Per-thread scratch, 64-byte aligned, grown on demand (kernels must not allocate).
 float* scratch(int64_t floats) {
   thread_local std::vector<float> buf;
@@ -119,7 +141,14 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   view_.body_scale = a_.body_scale.data();
   view_.body_offset = a_.body_offset.data();
   view_.body_origin = a_.body_origin.data();
+  body_axes_.resize(nb);
+  for (size_t b = 0; b < nb; ++b)
+    body_axes_[b] = a_.fast_paths ? origin_axes(a_.body_origin.data() + 12 * b) : kAxesGeneral;
+  view_.body_axes = body_axes_.data();
   view_.n_groups = int32_t(ng);
+  view_.n_static_groups = 0;
+  while (a_.fast_paths && size_t(view_.n_static_groups) < ng && a_.group_body[view_.n_static_groups] == 0)
+    ++view_.n_static_groups;
   view_.group_body = a_.group_body.data();
   view_.group_begin = a_.group_begin.data();
   view_.group_end = a_.group_end.data();
@@ -210,10 +239,11 @@ void RobotModel::is_valid_many(const Environment& env, const Strided& q, float p
   std::vector<float>& buf = row_buffer();
   buf.resize(size_t(kBlock) * std::max(a_.dof, 1));
   float* s = scratch(k.scratch_floats(&view_));
+  CheckState state;  // for this call's robot, environment and padding
   for (int64_t base = 0; base < q.rows; base += kBlock) {
     const int64_t n = std::min(kBlock, q.rows - base);
     for (int64_t r = 0; r < n; ++r) out[base + r] = convert_row(q, base + r, buf.data() + r * a_.dof, "Q") ? 1 : 0;
-    k.check(&view_, &env.view(), buf.data(), n, padding, false, out + base, s);
+    k.check(&view_, &env.view(), buf.data(), n, padding, false, out + base, s, &state);
   }
 }
 
@@ -254,6 +284,7 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
   std::vector<float>& buf = row_buffer();
   buf.resize(size_t(W) * std::max(a_.dof, 1));
   float* s = scratch(k.scratch_floats(&view_));
+  CheckState state;
   for (int64_t c = 0; c < P; ++c) {
     for (int64_t l = 0; l < W; ++l) {
       int64_t i = c + P * l;
@@ -269,7 +300,7 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
     }
     uint8_t free[64];
     std::fill(free, free + W, uint8_t(1));
-    if (!k.check(&view_, &env.view(), buf.data(), W, padding, true, free, s)) return false;
+    if (!k.check(&view_, &env.view(), buf.data(), W, padding, true, free, s, &state)) return false;
   }
   return true;
 }

@@ -32,6 +32,10 @@ struct RobotArrays {
   std::vector<float> sphere_reach;
   std::vector<double> lower, upper;
   std::vector<uint8_t> wrap;  // continuous joints: any angle is valid, wrapped to [-pi, pi] for the kernels
+  // false: the kernels take no structural shortcut (every origin through the general product, the
+  // static groups tested against the environment in every batch): the plain reference the tests
+  // compare the shortcuts with. Answers are the same either way.
+  bool fast_paths = true;
 };
 
 struct Contact {
@@ -119,6 +123,7 @@ class RobotModel {
   RobotArrays a_;
   float radius_min_ = 0.0f, radius_max_ = 0.0f;  // over all spheres
   std::vector<int32_t> pair_begin_;
+  std::vector<int32_t> body_axes_;  // RobotView::body_axes
   std::vector<float> sphere_soa_;
   std::vector<float> group_reach_, pair_reach_;
   RobotView view_{};

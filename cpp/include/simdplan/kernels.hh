@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "simdplan/collision/environment_view.hh"
+#include "simdplan/collision/check_state.hh"
 #include "simdplan/kin/robot_view.hh"
 
 namespace simdplan {
@@ -32,13 +33,14 @@ struct KernelTable {
   // free_inout[i] == 1 iff row i is collision-free. With stop_at_first, the rows are checked in
   // order W at a time and the call returns false at the first chunk with a collision (the
   // remaining free_inout entries are then unspecified); otherwise it returns whether all are free.
+  // hint (in/out, collision/hint.hh): where the caller's last check collided; orders the tests only.
   bool (*check)(const RobotView* robot, const EnvironmentView* env, const float* q, int64_t n, float padding,
-                bool stop_at_first, uint8_t* free_inout, float* scratch);
+                bool stop_at_first, uint8_t* free_inout, float* scratch, CheckState* state);
 
   // Discrete Link(a, b) (dof float32 each): true iff the samples a + (i/n)(b - a), i = first .. last,
   // are all collision-free; they are built in the lanes in rake order (collision/validity.hh).
   bool (*check_motion)(const RobotView* robot, const EnvironmentView* env, const float* a, const float* b, int64_t n,
-                       int64_t first, int64_t last, float padding, float* scratch);
+                       int64_t first, int64_t last, float padding, float* scratch, CheckState* state);
 
   // Collision-free test of ONE configuration (dof float32, limits already checked), robot spheres in
   // the lanes (see collision/validity_one.hh). Scratch: one_scratch_floats.

@@ -13,6 +13,7 @@
 // group bound centres n_groups*3, joint values dof, a placed flag per group; in vectors of V.
 #pragma once
 #include "simdplan/collision/environment_view.hh"
+#include "simdplan/collision/check_state.hh"
 #include "simdplan/config.hh"
 #include "simdplan/collision/obstacles.hh"
 #include "simdplan/kin/fk.hh"
@@ -30,11 +31,15 @@ struct LaneScratch {
   V* by;
   V* bz;
   V* q;
+  V* trig;        // sin, cos per body (fk_trig)
   float* placed;  // per group: 0 until its spheres are placed for the current lanes
+  float* bound_ready;  // per group: 0 until its bound centre is computed for the current lanes
+  float* body_ready;   // per body: 0 until its frame is computed for the current lanes
+  int32_t* chain;      // n_bodies entries: bodies waiting for their frame (ensure_body)
 
   static int64_t vectors(const RobotView& rb) {
-    return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
-           (int64_t(rb.n_groups) + V::W - 1) / V::W;
+    return int64_t(rb.n_bodies) * 14 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
+           (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + V::W - 1) / V::W;
   }
   LaneScratch(const RobotView& rb, float* mem) {
     V* p = reinterpret_cast<V*>(mem);
@@ -50,7 +55,44 @@ struct LaneScratch {
     p += 3 * rb.n_groups;
     q = p;
     p += rb.dof;
+    trig = p;
+    p += 2 * rb.n_bodies;
     placed = reinterpret_cast<float*>(p);
+    bound_ready = placed + rb.n_groups;
+    body_ready = bound_ready + rb.n_groups;
+    chain = reinterpret_cast<int32_t*>(body_ready + rb.n_bodies);
+  }
+
+  // Forgets every frame, bound and placed sphere: the lanes hold new joint values.
+  SIMDPLAN_INLINE void reset(const RobotView& rb) const {
+    for (int32_t g = 0; g < 2 * rb.n_groups + rb.n_bodies; ++g) placed[g] = 0.0f;
+  }
+
+  // The frame of body b (and of its ancestors not computed yet) for the joint values in q.
+  // PERF: frames on demand, so a chunk that collides early skips the bodies and bounds it never
+  // needed (with the collision hint of CheckState, often most of them).
+  SIMDPLAN_INLINE void ensure_body(const RobotView& rb, int32_t b) const {
+    if (body_ready[b] != 0.0f) return;
+    int32_t n = 0;
+    for (int32_t x = b; x >= 0 && body_ready[x] == 0.0f; x = rb.body_parent[x]) chain[n++] = x;
+    while (n > 0) {
+      const int32_t x = chain[--n];
+      if (rb.body_kind[x] == kBodyRevolute)
+        vsincos(fmadd(q[rb.body_dof[x]], V::fill(rb.body_scale[x]), V::fill(rb.body_offset[x])), trig[2 * x],
+                trig[2 * x + 1]);
+      fk_body(rb, x, q, frames, trig);
+      body_ready[x] = 1.0f;
+    }
+  }
+
+  // The bound centre of group g (bx, by, bz), its body's frame computed first if needed.
+  SIMDPLAN_INLINE void ensure_bound(const RobotView& rb, int32_t g) const {
+    if (bound_ready[g] != 0.0f) return;
+    const int32_t b = rb.group_body[g];
+    ensure_body(rb, b);
+    const float* gb = rb.group_bound + 4 * g;
+    fk_point(frames + 12 * b, gb[0], gb[1], gb[2], bx[g], by[g], bz[g]);
+    bound_ready[g] = 1.0f;
   }
 
   // computes the world centres of group g's spheres (its body frame is already in `frames`)
@@ -65,20 +107,25 @@ struct LaneScratch {
   }
 };
 
-// Every body frame and group bound centre of the joint values in s.q; no sphere is placed yet.
+// Every body frame and group bound centre of the joint values in s.q (for callers that need them
+// all, such as clearances); no sphere is placed yet.
 template <class V>
 SIMDPLAN_INLINE void fk_groups(const RobotView& rb, const LaneScratch<V>& s) {
   int32_t g = 0;
+  fk_trig(rb, s.q, s.trig);
   for (int32_t b = 0; b < rb.n_bodies; ++b) {
-    fk_body(rb, b, s.q, s.frames);
+    fk_body(rb, b, s.q, s.frames, s.trig);
+    s.body_ready[b] = 1.0f;
     const V* T = s.frames + 12 * b;
     for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
       const float* gb = rb.group_bound + 4 * g;
       fk_point(T, gb[0], gb[1], gb[2], s.bx[g], s.by[g], s.bz[g]);
       s.placed[g] = 0.0f;
+      s.bound_ready[g] = 1.0f;
     }
   }
 }
+
 
 // Lanes h collided: marks them done and drops them from cand. True when the caller should stop
 // (every lane done, or any collision when stop_at_first).
@@ -140,6 +187,7 @@ SIMDPLAN_INLINE bool group_vs_obstacle(const RobotView& rb, const EnvironmentVie
   const int32_t kind = env.obstacle_kind[idx];
   const float* o = obstacle_data(env, idx);
   const V br = V::fill(rb.group_bound[4 * g + 3] + padding);
+  s.ensure_bound(rb, g);
   auto cand = obstacle_hit(record_kind(kind), o, s.bx[g], s.by[g], s.bz[g], br) & ~done;
   if (!cand.any()) return false;
   if (is_shape_kind(kind)) return group_vs_shape(rb, env, s, g, idx, padding, cand, done, stop_at_first);
@@ -190,30 +238,36 @@ SIMDPLAN_NOINLINE bool group_vs_environment_by_lane(const RobotView& rb, const E
 // Returns true when the caller should stop (all lanes done, or a collision with stop_at_first).
 template <class V>
 SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                          int32_t g, float padding, typename V::Mask& done, bool stop_at_first) {
+                                          int32_t g, float padding, typename V::Mask& done, bool stop_at_first,
+                                          int32_t* stopped_by = nullptr) {
   if (env.n_obstacles == 0) return false;
+  s.ensure_bound(rb, g);
   const float rbound = rb.group_bound[4 * g + 3] + padding;
   const float lo[3] = {s.bx[g].hmin() - rbound, s.by[g].hmin() - rbound, s.bz[g].hmin() - rbound};
   const float hi[3] = {s.bx[g].hmax() + rbound, s.by[g].hmax() + rbound, s.bz[g].hmax() + rbound};
   if (V::W > 1 && tree_serves<V>(env) && !tree_pays(env, lo, hi))
     return group_vs_environment_by_lane(rb, env, s, g, padding, done, stop_at_first);
   return for_each_candidate<V>(env, lo, hi, [&](int32_t idx) {
-    return group_vs_obstacle(rb, env, s, g, idx, padding, done, stop_at_first);
+    const bool stop = group_vs_obstacle(rb, env, s, g, idx, padding, done, stop_at_first);
+    if (stop && stopped_by) *stopped_by = idx;
+    return stop;
   });
 }
 
-// Self-collision of group g against the earlier groups paired with it (rb.pairs), both placed on
-// demand. Returns true when the caller should stop.
+// Self-collision pair p (groups a < g of rb.pairs), bounds and spheres computed on demand. Returns
+// true when the caller should stop.
 template <class V>
-SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding,
-                                   typename V::Mask& done, bool stop_at_first) {
+SIMDPLAN_INLINE bool pair_vs_self(const RobotView& rb, const LaneScratch<V>& s, int32_t p, float padding,
+                                  typename V::Mask& done, bool stop_at_first) {
   using M = typename V::Mask;
+  const int32_t a = rb.pairs[2 * p], g = rb.pairs[2 * p + 1];
   const V brg = V::fill(rb.group_bound[4 * g + 3] + padding);
-  for (int32_t p = rb.pair_begin[g]; p < rb.pair_begin[g + 1]; ++p) {
-    const int32_t a = rb.pairs[2 * p];
+  {
     const V bra = V::fill(rb.group_bound[4 * a + 3] + padding);
+    s.ensure_bound(rb, a);
+    s.ensure_bound(rb, g);
     auto cand = sphere_sphere_hit2(s.bx[a], s.by[a], s.bz[a], bra, s.bx[g], s.by[g], s.bz[g], brg) & ~done;
-    if (!cand.any()) continue;
+    if (!cand.any()) return false;
     s.place(rb, a);
     s.place(rb, g);
     const int32_t lb = rb.pair_ranges[2 * p], le = rb.pair_ranges[2 * p + 1];
@@ -243,7 +297,7 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
           if (!cand.any()) break;
         }
       }
-      continue;
+      return false;
     }
     // PERF: neighbouring groups (wrist vs hand) overlap in nearly every configuration; testing each
     // sphere of the larger group against the other group's bound first cut the self-collision
@@ -276,15 +330,41 @@ SIMDPLAN_INLINE bool group_vs_self(const RobotView& rb, const LaneScratch<V>& s,
 // MotionBenchMaker plans this cut the planner's instructions by 4% (self-collision last; those runs
 // varied by up to 2% because a few plans hit the 1 s time limit under valgrind) and then 18%
 // (distal first) (callgrind, AVX2).
+// The hint's test comes first, and the static groups' environment test only until it has passed
+// once (see CheckState); frames and bounds are computed on demand (LaneScratch::ensure_body).
 template <class V>
 SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                             float padding, typename V::Mask done, bool stop_at_first) {
-  fk_groups(rb, s);
-  int32_t g;
-  for (g = rb.n_groups - 1; g >= 0; --g)
-    if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first)) return done;
-  for (g = 0; g < rb.n_groups; ++g)
-    if (group_vs_self(rb, s, g, padding, done, stop_at_first)) return done;
+                                             float padding, typename V::Mask done, bool stop_at_first,
+                                             CheckState& state) {
+  s.reset(rb);
+  if (state.hint_kind == 1) {
+    if (group_vs_obstacle(rb, env, s, state.hint_group, state.hint_obstacle, padding, done, stop_at_first))
+      return done;
+  } else if (state.hint_kind == 2) {
+    if (pair_vs_self(rb, s, state.hint_pair, padding, done, stop_at_first)) return done;
+  }
+  const int32_t moving = state.static_env_free ? rb.n_static_groups : 0;
+  for (int32_t g = rb.n_groups - 1; g >= moving; --g) {
+    int32_t idx = -1;
+    if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first, &idx)) {
+      if (idx >= 0) state.hint_kind = 1, state.hint_group = g, state.hint_obstacle = idx;
+      return done;
+    }
+  }
+  if (!state.static_env_free && rb.n_static_groups > 0) {
+    // NOTE: static spheres sit at the same place in every lane, so a hit would have hit every lane not
+    // done, and ended the call; reaching here with a lane left means they are clear of everything.
+    const auto before = done;
+    for (int32_t g = rb.n_static_groups - 1; g >= 0; --g)
+      if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first)) return done;
+    if (done.bits() == before.bits() && !before.all()) state.static_env_free = 1;
+  }
+  for (int32_t p = 0; p < rb.n_pairs; ++p) {
+    if (pair_vs_self(rb, s, p, padding, done, stop_at_first)) {
+      state.hint_kind = 2, state.hint_pair = p;
+      return done;
+    }
+  }
   return done;
 }
 
@@ -304,7 +384,7 @@ SIMDPLAN_INLINE void gather_rows(const float* q, int32_t dof, int64_t base, int6
 
 template <class V>
 bool check_batch(const RobotView& rb, const EnvironmentView& env, const float* q, int64_t n, float padding,
-                 bool stop_at_first, uint8_t* free_inout, float* scratch) {
+                 bool stop_at_first, uint8_t* free_inout, float* scratch, CheckState& state) {
   using M = typename V::Mask;
   constexpr int W = V::W;
   const LaneScratch<V> s(rb, scratch);
@@ -323,7 +403,7 @@ bool check_batch(const RobotView& rb, const EnvironmentView& env, const float* q
     const M initial = M::from_bits(skip);
     if (initial.all()) continue;
     gather_rows(q, rb.dof, base, n, s.q);
-    const M done = check_lanes(rb, env, s, padding, initial, stop_at_first);
+    const M done = check_lanes(rb, env, s, padding, initial, stop_at_first, state);
     const uint32_t hit = done.bits() & ~skip;
     for (int64_t l = 0; l < count; ++l)
       if (hit & (1u << l)) free_inout[base + l] = 0;
@@ -344,7 +424,7 @@ bool check_batch(const RobotView& rb, const EnvironmentView& env, const float* q
 // 699 MotionBenchMaker plans).
 template <class V>
 bool check_motion(const RobotView& rb, const EnvironmentView& env, const float* a, const float* b, int64_t n,
-                  int64_t first, int64_t last, float padding, float* scratch) {
+                  int64_t first, int64_t last, float padding, float* scratch, CheckState& state) {
   using M = typename V::Mask;
   constexpr int W = V::W;
   if (last < first) return true;
@@ -361,7 +441,7 @@ bool check_motion(const RobotView& rb, const EnvironmentView& env, const float* 
     }
     const V tv = V::load(t);
     for (int32_t j = 0; j < rb.dof; ++j) s.q[j] = V::fill(a[j]) + tv * V::fill(b[j] - a[j]);
-    const M done = check_lanes(rb, env, s, padding, M::from_bits(skip), true);
+    const M done = check_lanes(rb, env, s, padding, M::from_bits(skip), true, state);
     if (done.bits() & ~skip) return false;
   }
   return true;

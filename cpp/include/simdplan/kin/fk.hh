@@ -11,11 +11,68 @@
 namespace simdplan::SIMDPLAN_NS {
 
 // frames[12 b .. 12 b + 11] = T_body(b) for every lane; needs the parent frame already computed.
+// PERF: origins whose rotation is a signed permutation (RobotView::body_axes) take parent columns
+// as they are and fold their signs into sin and cos; the general product runs the same terms in the
+// same order (zero terms add exact zeros), so both paths give the same bits.
+// sc[2 b], sc[2 b + 1] = sin, cos of the joint value of every revolute body b (others untouched).
+// PERF: computed for all bodies before the frames, so the sines and cosines (independent of each
+// other) overlap instead of each waiting on its parent's frame in the chain.
 template <class V>
-SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* frames) {
+SIMDPLAN_INLINE void fk_trig(const RobotView& rb, const V* qv, V* sc) {
+  for (int32_t b = 1; b < rb.n_bodies; ++b)
+    if (rb.body_kind[b] == kBodyRevolute)
+      vsincos(fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b])), sc[2 * b],
+              sc[2 * b + 1]);
+}
+
+// fk_body with the sines and cosines of fk_trig (sc), or computed here when sc is null.
+template <class V>
+SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* frames, const V* sc = nullptr) {
   const float* o = rb.body_origin + 12 * b;
   V* T = frames + 12 * b;
   const int32_t p = rb.body_parent[b];
+  const int32_t kind = rb.body_kind[b];
+  const int32_t axes = rb.body_axes[b];
+  if (p >= 0 && axes != kAxesGeneral) {
+    const V* P = frames + 12 * p;
+    const int k0 = axes & 3, k1 = (axes >> 2) & 3, k2 = (axes >> 4) & 3;
+    const float g0 = (axes & (1 << 6)) ? -1.0f : 1.0f, g1 = (axes & (1 << 7)) ? -1.0f : 1.0f;
+    const float g2 = (axes & (1 << 8)) ? -1.0f : 1.0f;
+    for (int i = 0; i < 3; ++i) {  // translation: P t + P[:, 3], terms z, y, x as in the general product
+      V acc = P[4 * i + 3];
+      if (axes & (1 << 11)) acc = fmadd(P[4 * i + 2], V::fill(o[11]), acc);
+      if (axes & (1 << 10)) acc = fmadd(P[4 * i + 1], V::fill(o[7]), acc);
+      if (axes & (1 << 9)) acc = fmadd(P[4 * i], V::fill(o[3]), acc);
+      T[4 * i + 3] = acc;
+    }
+    if (kind == kBodyRevolute) {
+      V s, c;
+      if (sc) {
+        s = sc[2 * b], c = sc[2 * b + 1];
+      } else {
+        vsincos(fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b])), s, c);
+      }
+      // columns 0, 1 of (P R) Rz: c (g0 P_k0) + s (g1 P_k1) and c (g1 P_k1) - s (g0 P_k0)
+      const V c0 = c * V::fill(g0), s0 = s * V::fill(g0), c1 = c * V::fill(g1), s1 = s * V::fill(g1);
+      for (int i = 0; i < 3; ++i) {
+        const V a = P[4 * i + k0], bb = P[4 * i + k1];
+        T[4 * i] = fmadd(c0, a, s1 * bb);
+        T[4 * i + 1] = fmadd(c1, bb, -(s0 * a));
+        T[4 * i + 2] = P[4 * i + k2] * V::fill(g2);
+      }
+      return;
+    }
+    for (int i = 0; i < 3; ++i) {
+      T[4 * i] = P[4 * i + k0] * V::fill(g0);
+      T[4 * i + 1] = P[4 * i + k1] * V::fill(g1);
+      T[4 * i + 2] = P[4 * i + k2] * V::fill(g2);
+    }
+    if (kind == kBodyPrismatic) {
+      const V value = fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b]));
+      for (int i = 0; i < 3; ++i) T[4 * i + 3] = fmadd(value, T[4 * i + 2], T[4 * i + 3]);
+    }
+    return;
+  }
   if (p < 0) {
     for (int k = 0; k < 12; ++k) T[k] = V::fill(o[k]);
   } else {
@@ -29,12 +86,15 @@ SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* fra
       }
     }
   }
-  const int32_t kind = rb.body_kind[b];
   if (kind == kBodyFixed) return;
   const V value = fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b]));
   if (kind == kBodyRevolute) {
     V s, c;
-    vsincos(value, s, c);
+    if (sc) {
+      s = sc[2 * b], c = sc[2 * b + 1];
+    } else {
+      vsincos(value, s, c);
+    }
     // T * Rz(value): column 0 <- c col0 + s col1, column 1 <- c col1 - s col0
     for (int i = 0; i < 3; ++i) {
       const V c0 = T[4 * i], c1 = T[4 * i + 1];

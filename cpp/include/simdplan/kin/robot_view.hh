@@ -24,6 +24,13 @@ constexpr int32_t kSoaPad = 16;  // widest vector, so a full-width load past the
 
 enum BodyKind : int32_t { kBodyFixed = 0, kBodyRevolute = 1, kBodyPrismatic = 2 };
 
+// body_axes[b]: -1 when the rotation of body b's origin is general; otherwise it is a signed
+// permutation (every column j holds one entry, exactly +-1, in row k_j; URDF frames turned by
+// multiples of 90 degrees, the common case), packed as bits 0-1 k_0, 2-3 k_1, 4-5 k_2, bit 6 + j set
+// when column j's entry is -1, and bit 9 + r set when the translation's row r is not zero.
+// fk_body then copies parent columns instead of multiplying by the rotation: bit-identical results.
+constexpr int32_t kAxesGeneral = -1;
+
 struct RobotView {
   int32_t dof;
   int32_t n_bodies;
@@ -33,7 +40,9 @@ struct RobotView {
   const float* body_scale;
   const float* body_offset;
   const float* body_origin;  // 12 per body
+  const int32_t* body_axes;  // per body: kAxesGeneral or a signed permutation (above)
   int32_t n_groups;
+  int32_t n_static_groups;  // groups 0 .. n_static_groups - 1 are body 0's: no joint moves them
   const int32_t* group_body;
   const int32_t* group_begin;  // sphere index range [begin, end)
   const int32_t* group_end;

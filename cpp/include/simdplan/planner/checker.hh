@@ -94,7 +94,7 @@ class Checker {
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.edge_checks += 1;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_));
+    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_), &state_);
   }
 
  private:
@@ -114,6 +114,7 @@ class Checker {
   double min_step_;
   std::unique_ptr<CertifiedLink> certified_;
   bool prefilter_ = true;
+  CheckState state_;  // what this planner's edge checks learned (collision/check_state.hh)
 };
 
 }  // namespace simdplan::planner

@@ -1,0 +1,25 @@
+// simdplan/collision/check_state.hh: what one caller's lane checks remember between calls (ISA-neutral POD).
+//
+// A caller (a planner's Checker, one is_valid_many call) keeps one CheckState for one robot,
+// environment and padding, and hands it to every call of the lane kernels (collision/validity.hh):
+// - the collision hint: where the last batch of configurations collided, tested first on the next
+//   batch. Consecutive checks of a planner (the samples of one edge, edges from nearby tree nodes)
+//   mostly collide where the last one did, so a colliding batch often ends after one test and the
+//   frames of the bodies that test needs. It orders the tests only, never changes an answer.
+// - static_env_free: the robot's static groups (those of body 0, which no joint moves) were found
+//   clear of the environment, so later batches skip them: they are the same in every
+//   configuration. Valid while the robot, environment and padding stay those of the first call.
+#pragma once
+#include <cstdint>
+
+namespace simdplan {
+
+struct CheckState {
+  int32_t hint_kind = 0;       // 0: none yet; 1: group hint_group against obstacle hint_obstacle; 2: self pair
+  int32_t hint_group = -1;     // group index (RobotView)
+  int32_t hint_obstacle = -1;  // obstacle index (EnvironmentView)
+  int32_t hint_pair = -1;      // self-collision pair index, sorted order (RobotView::pairs)
+  int32_t static_env_free = 0;
+};
+
+}  // namespace simdplan

@@ -1,0 +1,223 @@
+"""Random robots: the kernels' shortcuts change no answer, on every ISA.
+
+Hypothesis builds random trees of links (fixed, revolute, continuous and prismatic joints, frames
+turned by multiples of 90 degrees or by anything, held joints, links without spheres, a base pose)
+and random obstacles. For each robot the same program is compiled twice: with the kernels' fast
+paths (origins that are signed permutations copy columns, static groups leave the environment
+test once they have passed, frames on demand, the collision hint) and without them
+(``fast_paths=False``: every origin through the general product, every group tested every time).
+Forward kinematics must agree bit for bit, validity and motion checks exactly, plans exactly (same
+seed, same path); and both must agree with a float64 NumPy reference away from contact boundaries.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import simdplan
+from simdplan import _core
+from simdplan.robots import RobotBuilder
+from simdplan.robots.kinematics import joint_motion
+
+import reference as ref
+
+QUARTER_TURNS = [0.0, np.pi / 2, np.pi, -np.pi / 2, 1.570796325]  # the last one as URDFs often write it
+AXES = [(0, 0, 1), (0, 1, 0), (1, 0, 0), (0, 0, -1), (0, -1, 0), (-1, 0, 0)]
+
+
+@st.composite
+def robots(draw):
+    """A random RobotBuilder robot with its joint list and held values."""
+    n = draw(st.integers(2, 9))
+    b = RobotBuilder("random")
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    for i in range(n):
+        k = int(rng.integers(0, 5)) if i else int(rng.integers(1, 4))  # the root has spheres
+        spheres = np.c_[rng.uniform(-0.15, 0.15, (k, 3)), rng.uniform(0.02, 0.08, k)]
+        b.link(f"l{i}", spheres=spheres if k else None)
+    movable, held = [], {}
+    for i in range(1, n):
+        parent = f"l{int(rng.integers(0, i))}"
+        kind = "revolute" if i == 1 else draw(st.sampled_from(["fixed", "revolute", "revolute", "continuous", "prismatic"]))
+        if draw(st.booleans()):  # axis-aligned frame
+            rpy = [float(rng.choice(QUARTER_TURNS)) for _ in range(3)]
+        else:
+            rpy = rng.uniform(-np.pi, np.pi, 3).tolist()
+        axis = AXES[int(rng.integers(0, 6))] if draw(st.booleans()) else rng.normal(size=3) + 1e-3
+        xyz = np.where(rng.random(3) < 0.4, 0.0, rng.uniform(-0.3, 0.3, 3))
+        limits = None
+        if kind == "revolute":
+            lo = float(rng.uniform(-3, 0))
+            limits = (lo, lo + float(rng.uniform(0.5, 3)))
+        elif kind == "prismatic":
+            limits = (0.0, float(rng.uniform(0.05, 0.4)))
+        b.joint(f"j{i}", kind, parent, f"l{i}", xyz=xyz, rpy=rpy, axis=axis, limits=limits)
+        if kind != "fixed":
+            movable.append((f"j{i}", kind, limits))
+    joints = []
+    for name, kind, limits in movable:  # j1 always moves, so dof >= 1
+        if name == "j1" or draw(st.booleans()):
+            joints.append(name)
+        else:
+            held[name] = 0.0 if limits is None else 0.5 * (limits[0] + limits[1])
+    base = np.eye(4)
+    if draw(st.booleans()):
+        base[:3, :3] = ref.euler_xyz_to_matrix(rng.uniform(-np.pi, np.pi, 3))
+        base[:3, 3] = rng.uniform(-0.5, 0.5, 3)
+    robot = b.build(joints=joints, fixed_joint_values=held, base_pose=base, skip_adjacent=draw(st.booleans()))
+    return robot, rng
+
+
+def plain_twin(robot):
+    """The same robot compiled without the kernels' fast paths."""
+    twin = copy.copy(robot)
+    twin._model = _core.RobotModel(*robot._program.core_args(), fast_paths=False)
+    twin._core_is_valid = twin._model.is_valid
+    return twin
+
+
+def reference_fk(robot, q) -> np.ndarray:
+    """(n_spheres, 4) float64 world spheres at q in fk order, walking the description in NumPy."""
+    desc = robot.description
+    values = dict(robot.fixed_joint_values)
+    values.update(zip(robot.joint_names, np.asarray(q, dtype=np.float64)))
+    poses = {desc.root: np.asarray(robot.base_pose, dtype=np.float64)}
+    pending = list(desc.joints)
+    while pending:
+        j = pending.pop(0)
+        if j.parent not in poses:
+            pending.append(j)
+            continue
+        v = values.get(j.name, 0.0) if j.type != "fixed" else 0.0
+        poses[j.child] = poses[j.parent] @ j.origin @ joint_motion(j.type, j.axis, v)
+    out, seen = [], {}
+    for link in robot.sphere_links:
+        k = seen.get(link, 0)
+        seen[link] = k + 1
+        c = desc.links[link].spheres[k]
+        T = poses[link]
+        out.append(np.r_[T[:3, :3] @ c[:3] + T[:3, 3], c[3]])
+    return np.array(out).reshape(-1, 4)
+
+
+def random_specs(rng, n=6):
+    specs = []
+    for _ in range(n):
+        kind = rng.choice(["sphere", "box", "capsule", "cylinder"])
+        pos = rng.uniform(-0.6, 0.6, 3).tolist()
+        if kind == "sphere":
+            specs.append({"kind": "sphere", "center": pos, "radius": float(rng.uniform(0.03, 0.2))})
+        elif kind == "box":
+            specs.append({"kind": "box", "position": pos, "euler": rng.uniform(-3, 3, 3).tolist(),
+                          "half_extents": rng.uniform(0.02, 0.2, 3).tolist()})
+        else:
+            specs.append({"kind": str(kind), "position": pos, "euler": rng.uniform(-3, 3, 3).tolist(),
+                          "radius": float(rng.uniform(0.02, 0.1)), "length": float(rng.uniform(0.05, 0.4))})
+    return specs
+
+
+def random_configs(robot, rng, n):
+    lo, hi = robot.lower, robot.upper
+    return rng.uniform(lo, hi, (n, robot.dof))
+
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(robots())
+def test_fk_fast_paths_are_bit_identical_and_match_numpy(isa, case):
+    robot, rng = case
+    twin = plain_twin(robot)
+    Q = random_configs(robot, rng, 37)
+    fast, plain = robot.fk_many(Q), twin.fk_many(Q)
+    assert np.array_equal(fast, plain)
+    for q, got in zip(Q[:5], fast[:5]):
+        np.testing.assert_allclose(got, reference_fk(robot, q), atol=2e-5)
+
+
+@SETTINGS
+@given(robots())
+def test_validity_fast_paths_change_no_answer(isa, case):
+    robot, rng = case
+    twin = plain_twin(robot)
+    specs = random_specs(rng)
+    env, _ = ref.make_environment(specs)
+    Q = random_configs(robot, rng, 300)
+    fast, plain = robot.is_valid_many(Q, env), twin.is_valid_many(Q, env)
+    assert np.array_equal(fast, plain)
+    assert np.array_equal(fast, [robot.is_valid(q, env) for q in Q])
+    # the float64 reference, away from contact boundaries (the core computes in float32)
+    for q, got in zip(Q[:40], fast[:40]):
+        spheres = reference_fk(robot, q)
+        c, r = spheres[:, :3], spheres[:, 3]
+        d_env = np.array([ref.distance(c, s) - r for s in specs]) if specs else np.zeros((0, len(r)))
+        hits_env = (d_env < 0).any()
+        runs = {}
+        for k, link in enumerate(robot.sphere_links):
+            runs.setdefault(link, []).append(k)
+        d_self = [np.linalg.norm(c[i] - c[j]) - r[i] - r[j] for la, lb in robot.self_collision_pairs
+                  for i in runs[la] for j in runs[lb]]
+        hits_self = any(d < 0 for d in d_self)
+        margin = min([np.abs(d_env).min() if d_env.size else np.inf] + [abs(d) for d in d_self])
+        if margin > 1e-4:
+            assert got == (not hits_env and not hits_self), q
+
+
+@SETTINGS
+@given(robots())
+def test_motion_checks_and_plans_are_the_same_with_and_without_fast_paths(isa, case):
+    robot, rng = case
+    twin = plain_twin(robot)
+    env, _ = ref.make_environment(random_specs(rng, 4))
+    Q = random_configs(robot, rng, 40)
+    for a, b in zip(Q[:-1], Q[1:]):  # a sequence of edges, so the collision hint carries over
+        assert robot.is_motion_valid(a, b, env) == twin.is_motion_valid(a, b, env)
+    valid = Q[robot.is_valid_many(Q, env)]
+    if len(valid) >= 2:
+        kw = dict(seed=3, time_limit=0, max_iterations=3000)
+        r1 = simdplan.plan(robot, env, valid[0], valid[1], **kw)
+        r2 = simdplan.plan(twin, env, valid[0], valid[1], **kw)
+        assert r1.success == r2.success and np.array_equal(r1.path, r2.path)
+        assert r1.stats["iterations"] == r2.stats["iterations"]
+
+
+def mobile_base():
+    """A base with spheres (static), a prismatic torso and a one-joint arm."""
+    b = RobotBuilder("base")
+    b.link("base", spheres=[[0, 0, 0.1, 0.2], [0.2, 0, 0.1, 0.1]])
+    b.link("torso", spheres=[[0, 0, 0.3, 0.1]])
+    b.link("arm", spheres=[[0.3, 0, 0, 0.05], [0.5, 0, 0, 0.05]])
+    b.joint("lift", "prismatic", "base", "torso", xyz=[0, 0, 0.2], limits=(0, 0.3))
+    b.joint("shoulder", "revolute", "torso", "arm", xyz=[0, 0, 0.4], limits=(-3, 3))
+    return b.build()
+
+
+def test_static_groups_colliding_make_every_configuration_invalid(isa):
+    robot = mobile_base()
+    env = simdplan.Environment()
+    env.add_box([0.25, 0, 0.05], half_extents=[0.05, 0.05, 0.05], name="under the base")
+    Q = np.array([[0.0, 0.0], [0.3, 2.0], [0.1, -2.0]])
+    assert not robot.is_valid_many(Q, env).any()
+    assert not robot.is_motion_valid(Q[0], Q[1], env)
+    assert not plain_twin(robot).is_valid_many(Q, env).any()
+    with pytest.raises(simdplan.planner.InvalidProblemError, match="under the base"):
+        simdplan.plan(robot, env, Q[0], Q[1])
+
+
+def test_static_groups_are_skipped_only_after_they_pass(isa):
+    robot = mobile_base()
+    env = simdplan.Environment()
+    env.add_box([0.7, 0, 0.6], half_extents=[0.05, 0.3, 0.05], name="shelf")  # reachable by the arm only
+    Q = np.array([[0.0, 0.0], [0.0, 3.0], [0.0, -3.0], [0.05, 0.1]])
+    twin = plain_twin(robot)
+    assert np.array_equal(robot.is_valid_many(Q, env), twin.is_valid_many(Q, env))
+    res = simdplan.plan(robot, env, Q[1], Q[2], seed=0)
+    assert res.success
+    for a, b in zip(res.path[:-1], res.path[1:]):
+        assert twin.is_motion_valid(a, b, env)
