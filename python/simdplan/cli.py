@@ -39,16 +39,16 @@ import time
 
 import numpy as np
 
+from simdplan.bench.records import (ENDPOINT_TOL, VERIFY_FACTOR, call_plan as _call_plan,  # noqa: F401
+                                    mean as _mean, median as _median, percentile as _percentile, plan_baseline,
+                                    plan_problem, summarize, verify_fields as _verify_fields, verify_path)
+
+
 def cpu_model() -> str:
     from simdplan._runtime import cpu_model as model  # lazy: argument errors stay fast
 
     return model()
 
-
-# Independent re-check of returned paths: this many times the planner's edge resolution.
-VERIFY_FACTOR = 10
-# Path endpoints must equal the start / a goal to this (joint units).
-ENDPOINT_TOL = 1e-6
 
 # Figures to compare `bench mbm` with: scenes/mbm_data/NOTICE.md (VAMP 0.6.4, RRT-Connect, default
 # settings, all 700 panda problems, measured on another machine type).
@@ -168,27 +168,6 @@ def machine_info() -> dict:
 
 
 # ----------------------------------------------------------------------------- the library's contracts
-def _plan_function():
-    import simdplan
-
-    fn = getattr(simdplan, "plan", None)
-    if fn is None:
-        from simdplan import planner
-
-        fn = getattr(planner, "plan", None)
-    if fn is None:
-        raise RuntimeError("this simdplan has no plan() (simdplan.plan / simdplan.planner.plan)")
-    return fn
-
-
-def _invalid_problem_error():
-    try:
-        from simdplan.planner import InvalidProblemError
-    except ImportError:  # older tree: the planner's validation raises plain ValueError
-        return ValueError
-    return InvalidProblemError
-
-
 def _settings_fields(settings) -> dict:
     if settings is None:
         from simdplan.planner.settings import PlannerSettings
@@ -212,76 +191,6 @@ def _apply_overrides(settings, overrides: dict):
     except ValueError as exc:
         raise UserError(f"invalid planner settings: {exc}") from exc
     return s, checked
-
-
-def _call_plan(scene, settings):
-    """simdplan.plan on the scene with these settings (a PlannerSettings)."""
-    fields = dataclasses.asdict(settings)
-    planner = fields.pop("planner")
-    return _plan_function()(scene.robot, scene.env, np.asarray(scene.start, dtype=float),
-                            np.asarray(scene.goals, dtype=float), planner=planner, **fields)
-
-
-def verify_path(robot, env, path, start, goals, resolution: float, padding: float = 0.0,
-                certified: bool = False, min_step: float = 1e-3) -> dict:
-    """Independent check of a returned path.
-
-    path (k, dof): must start at ``start`` (dof,), end at one of ``goals`` (m, dof) (to
-    ENDPOINT_TOL), and every edge between consecutive waypoints must pass
-    ``robot.is_motion_valid`` at ``resolution`` samples per unit joint distance, and with
-    ``certified`` also ``robot.certify_motion`` (a fresh certificate of every edge).
-    Every waypoint is also checked on its own (``robot.is_valid_many``): a waypoint in collision
-    is a configuration the planner accepted, which no edge sampling explains.
-    Returns {"ok": bool, "bad_edges": int, "edges": int, "bad_waypoints": int, "max_depth_m": float,
-    "reason": str or None}.
-    """
-    path = np.asarray(path, dtype=float)
-    start = np.asarray(start, dtype=float).reshape(-1)
-    goals = np.asarray(goals, dtype=float).reshape(-1, start.size)
-    if path.ndim != 2 or len(path) == 0 or path.shape[1] != start.size:
-        return {"ok": False, "bad_edges": 0, "edges": 0, "bad_waypoints": 0, "max_depth_m": 0.0,
-                "reason": f"path has shape {path.shape}"}
-    reasons = []
-    if np.max(np.abs(path[0] - start)) > ENDPOINT_TOL:
-        reasons.append("path does not begin at the start")
-    if np.min(np.max(np.abs(goals - path[-1]), axis=1)) > ENDPOINT_TOL:
-        reasons.append("path does not end at a goal")
-    bad, depth = 0, 0.0
-    bad_waypoints = int((~robot.is_valid_many(path, env, padding=padding)).sum())
-    if bad_waypoints:
-        reasons.append(f"{bad_waypoints} of {len(path)} waypoints collide")
-    if len(path) == 1:
-        bad = bad_waypoints
-    for a, b in zip(path[:-1], path[1:]):
-        if not robot.is_motion_valid(a, b, env, resolution=resolution, padding=padding):
-            bad += 1
-            depth = max(depth, _worst_depth(robot, env, a, b, resolution, padding))
-    if bad:
-        reasons.append(f"{bad} of {max(1, len(path) - 1)} edges collide at {resolution:g} samples/unit, "
-                       f"deepest penetration {depth * 1e3:.3g} mm")
-    if certified:
-        uncertified = sum(not robot.certify_motion(a, b, env, padding, min_step).free
-                          for a, b in zip(path[:-1], path[1:]))
-        if uncertified:
-            bad += uncertified
-            reasons.append(f"{uncertified} of {len(path) - 1} edges could not be certified collision-free")
-    return {"ok": not reasons, "bad_edges": bad, "edges": len(path) - 1, "bad_waypoints": bad_waypoints,
-            "max_depth_m": depth, "reason": "; ".join(reasons) or None}
-
-
-def _verify_fields(v: dict) -> dict:
-    """A ``bench mbm`` record's fields for a verify_path result (simdplan's and VAMP's paths alike)."""
-    return {"verified": v["ok"], "verify_bad_edges": v["bad_edges"], "verify_bad_waypoints": v["bad_waypoints"],
-            "verify_max_depth_m": v["max_depth_m"], "verify_message": v["reason"]}
-
-
-def _worst_depth(robot, env, a, b, resolution: float, padding: float) -> float:
-    """Deepest penetration (metres) over the samples of the motion check of edge a -> b."""
-    n = robot.motion_samples(a, b, resolution)
-    Q = a + np.linspace(0.0, 1.0, n + 1)[:, None] * (b - a)
-    bad = Q[~robot.is_valid_many(Q, env, padding=padding)]
-    depths = [v.depth for q in bad for v in robot.why_invalid(q, env, padding=padding)]
-    return float(max(depths, default=0.0))
 
 
 # ----------------------------------------------------------------------------- plan
@@ -360,7 +269,7 @@ def cmd_plan(args) -> int:
         "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None,
         "link": "certified" if args.certified else None})
 
-    invalid = _invalid_problem_error()
+    from simdplan.planner import InvalidProblemError as invalid  # noqa: PLC0415
     t0 = time.perf_counter()
     try:
         result = _call_plan(scene, settings)
@@ -509,47 +418,6 @@ def _print_summary(title: str, rows: list[tuple[str, str]]) -> None:
 
 
 # ----------------------------------------------------------------------------- bench mbm
-def _percentile(xs, q):
-    return float(np.percentile(xs, q)) if len(xs) else None
-
-
-def _median(xs):
-    return float(np.median(xs)) if len(xs) else None
-
-
-def _mean(xs):
-    return float(np.mean(xs)) if len(xs) else None
-
-
-def summarize(records: list[dict]) -> dict:
-    """Per-group figures; times in microseconds over the solved problems."""
-    solved = [r for r in records if r["solved"]]
-
-    def vals(key):  # a baseline's records lack what it does not measure (verification, wall time)
-        return [r[key] for r in solved if r.get(key) is not None]
-
-    plan, simp, total = vals("planning_time_us"), vals("simplify_time_us"), vals("total_time_us")
-    return {
-        "total": len(records),
-        "valid": sum(r["valid"] for r in records),
-        "solved": len(solved),
-        "failed": sum(r["valid"] and not r["solved"] for r in records),
-        "verified": sum(bool(r.get("verified")) for r in solved),
-        "verify_failures": sum(r.get("verified") is False for r in solved),
-        "verify_max_depth_m": max((r.get("verify_max_depth_m") or 0.0 for r in solved), default=0.0),
-        "verify_waypoint_failures": sum(bool(r.get("verify_bad_waypoints")) for r in solved),
-        "planning_us_median": _median(plan), "planning_us_mean": _mean(plan), "planning_us_p95": _percentile(plan, 95),
-        "simplify_us_median": _median(simp), "simplify_us_mean": _mean(simp),
-        "total_us_median": _median(total), "total_us_mean": _mean(total), "total_us_p95": _percentile(total, 95),
-        "iterations_median": _median(vals("iterations")),
-        "collision_checks_median": _median(vals("collision_checks")),
-        "initial_cost_median": _median(vals("initial_cost")),
-        "final_cost_median": _median(vals("final_cost")),
-        "waypoints_median": _median(vals("waypoints")),
-        "wall_us_median": _median(vals("wall_time_us")),
-    }
-
-
 # (header, justify); a newline splits a header over lines in the rich table. Times in us.
 BENCH_COLUMNS = [
     ("class", "left"), ("solved/\nvalid/\ntotal", "right"), ("verified", "right"),
@@ -691,42 +559,6 @@ def _load_mbm(args, classes):
     return robot, list(loaded)
 
 
-def plan_problem(scene, settings, checked) -> dict:
-    """Plan one MotionBenchMaker problem; the per-problem record of ``bench mbm``."""
-    rec = {"problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False, "solved": False,
-           "status": "invalid", "message": None, "link": checked.link}
-    if scene.valid is False:  # None: the file has no flag; the planner's own check decides
-        rec["message"] = "start or goals not valid (the problem's valid flag)"
-        return rec
-    invalid = _invalid_problem_error()
-    t0 = time.perf_counter_ns()
-    try:
-        result = _call_plan(scene, settings)
-    except invalid as exc:
-        rec.update(valid=False, message=_one_line(exc))
-        return rec
-    wall = time.perf_counter_ns() - t0
-    st = dict(result.stats)
-    plan_ns = float(st.get("planning_time_ns", 0))
-    simp_ns = float(st.get("simplify_time_ns", 0))
-    rec.update(
-        solved=bool(result.success), status="solved" if result.success else "failed",
-        message=getattr(result, "message", "") or None,
-        planning_time_us=plan_ns / 1e3, simplify_time_us=simp_ns / 1e3, total_time_us=(plan_ns + simp_ns) / 1e3,
-        wall_time_us=wall / 1e3, iterations=int(st.get("iterations", 0)),
-        collision_checks=int(st.get("collision_checks", 0)),
-        initial_cost=st.get("initial_cost"), final_cost=st.get("final_cost"),
-        goal_index=st.get("goal_index"), waypoints=int(len(result.path)),
-    )
-    rec["link"] = checked.link
-    if result.success:
-        v = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
-                        VERIFY_FACTOR * _resolution(scene.robot, checked), checked.padding,
-                        checked.link == "certified", checked.min_step)
-        rec.update(_verify_fields(v), path=np.asarray(result.path).tolist())
-    return rec
-
-
 def _as_pointcloud(scene, per_obstacle: int, min_dist: float, point_radius: float) -> tuple[dict, np.ndarray, np.ndarray]:
     """Replaces scene.env by a point cloud sampled on its obstacles' surfaces (the MotionBenchMaker
     point-cloud setting), filtered at ``min_dist``, its CAPT built for the robot; returns the timings
@@ -765,31 +597,6 @@ def _baseline_for(args, robot, planner: str | None):
     if args.vamp == "on":
         raise UserError(f"--vamp on: {why}")
     return None, why
-
-
-def plan_baseline(base, scene, simplify: bool, cloud=None, verify_resolution: float | None = None) -> dict:
-    """VAMP on one problem right after simdplan (a ``bench mbm`` record with ``impl`` "vamp"). cloud:
-    the point-cloud setting's (sampled points, kept points, min_dist, point radius): VAMP filters the
-    same sampled points (only to time it) and builds its tree on the points simdplan kept, so that
-    both plan against the same cloud. verify_resolution: VAMP's path is re-verified as simdplan's
-    are (verify_path against scene.env, the obstacles both planned against), at this resolution."""
-    rec = {"impl": "vamp", "problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False,
-           "solved": False, "link": None}
-    if scene.valid is False:
-        return rec
-    if cloud is None:
-        venv = base.environment(scene.env)
-    else:
-        raw, kept, min_dist, point_radius = cloud
-        vkept, filter_ns = base.filter_pointcloud(raw, min_dist)
-        venv = base.vamp.Environment()
-        build_ns = base.add_pointcloud(venv, kept, point_radius)
-        rec.update(cloud_kept=int(len(vkept)), filter_us=filter_ns / 1e3, build_us=build_ns / 1e3)
-    rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify, joint_names=scene.robot.joint_names))
-    if rec["solved"] and verify_resolution is not None:
-        v = verify_path(scene.robot, scene.env, rec["path"], scene.start, scene.goals, verify_resolution)
-        rec.update(_verify_fields(v))
-    return rec
 
 
 def cmd_bench_mbm(args) -> int:
