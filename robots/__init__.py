@@ -32,7 +32,10 @@ def builtin_paths(name: str) -> tuple[str, str]:
 def load(name: str, **kwargs) -> Robot:
     """A built-in robot by name ("panda", "ur5"); keyword arguments as for ``Robot.from_urdf``."""
     urdf, srdf = builtin_paths(name)
-    return Robot.from_urdf(urdf, srdf, **kwargs)
+    robot = Robot.from_urdf(urdf, srdf, **kwargs)
+    if not kwargs:
+        robot.source = name
+    return robot
 
 
 __all__ = ["Robot", "RobotBuilder", "Violation", "MotionCertificate", "Proximity", "DistanceReport", "load", "available",

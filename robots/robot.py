@@ -226,6 +226,9 @@ class Robot:
         self._kwargs = dict(joints=joints, fixed_joint_values=held, base_pose=pose, skip_adjacent=skip_adjacent,
                             resolution=resolution)
         self.attachments: dict[str, str] = {}  # attached object name -> the link it hangs from
+        # How a scene file names this robot (simdplan.scenes): a built-in name or {urdf, srdf, ...};
+        # None for robots built in Python or changed after loading (attachments).
+        self.source: str | dict | None = None
         self._program: Program = compile_program(description, joints, held, pose, self._disabled, skip_adjacent)
         certify_self_collision(self._program)
         self._model = _core.RobotModel(*self._program.core_args())
@@ -273,7 +276,17 @@ class Robot:
                           UserWarning, stacklevel=2)
             desc = read_urdf(path)
         pairs = read_srdf(srdf, set(desc.links)) if srdf is not None else set()
-        return cls(desc, pairs, **kwargs)
+        robot = cls(desc, pairs, **kwargs)
+        source = {"urdf": os.path.abspath(os.fspath(urdf))}
+        if srdf is not None:
+            source["srdf"] = os.path.abspath(os.fspath(srdf))
+        for key in ("joints", "fixed_joint_values"):
+            if kwargs.get(key) is not None:
+                source[key] = kwargs[key]
+        if kwargs.get("base_pose") is not None:
+            source["base_pose"] = np.asarray(kwargs["base_pose"], dtype=np.float64).tolist()
+        robot.source = source if set(kwargs) <= {"joints", "fixed_joint_values", "base_pose"} else None
+        return robot
 
     # ----- attachments -----
     def attach(self, link: str, spheres=None, *, mesh=None, pose=None, name: str = "attached",
@@ -403,6 +416,41 @@ class Robot:
         frames[:, 3, 3] = 1.0
         p = self._program
         return {name: frames[p.link_body[i]] @ p.link_in_body[i] for i, name in enumerate(p.link_names)}
+
+    def link_positions_many(self, Q, links) -> np.ndarray:
+        """World positions of the frames of ``links`` (link names) for every row of ``Q`` (n, dof):
+        (n, len(links), 3) float64 (computed from float32 body frames)."""
+        names = [links] if isinstance(links, str) else list(links)
+        index = {name: i for i, name in enumerate(self._program.link_names)}
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            raise ValueError(f"unknown links {unknown}; links are {self._program.link_names}")
+        bodies = self._model.fk_bodies(_as_f64(Q, "Q")).astype(np.float64)  # (n, n_bodies, 12)
+        frames = bodies.reshape(len(bodies), -1, 3, 4)
+        p = self._program
+        out = np.empty((len(bodies), len(names), 3))
+        for k, name in enumerate(names):
+            i = index[name]
+            T = frames[:, p.link_body[i]]
+            local = p.link_in_body[i][:3, 3]
+            out[:, k] = T[:, :, :3] @ local + T[:, :, 3]
+        return out
+
+    def tip_links(self) -> list[list[str]]:
+        """The links at the ends of the kinematic tree that joints move, one list per end (per arm):
+        for every body with no moving child body, its links without child links (fingers, tool
+        frames), or its first link if all have children. The default end effectors of problem
+        generators (simdplan.scenes.generate), which use the mean of each list's link origins."""
+        p = self._program
+        parents = {int(b) for b in p.body_parent if b >= 0}
+        leaf_bodies = [b for b in range(1, len(p.body_parent)) if b not in parents]
+        has_child = {j.parent for j in self.description.joints}
+        out = []
+        for b in leaf_bodies:
+            links = [n for n, lb in zip(p.link_names, p.link_body) if lb == b]
+            leaves = [n for n in links if n not in has_child]
+            out.append(leaves or links[:1])
+        return out
 
     # ----- validity -----
     def clamp_to_limits(self, Q, tolerance: float = DEFAULT_LIMIT_TOLERANCE) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,7 @@
     scene.robot, scene.env, scene.start, scene.goals, scene.settings
     simdplan.scenes.save(scene, "copy.json")
     problems = simdplan.scenes.mbm.load(classes=["cage"], mode="reference")
+    problems = simdplan.scenes.generate(robot, "shelf", 20, seed=0)   # for any robot (generator.py)
 
 The file format is described in ``scene.py`` and published as a JSON Schema (draft 2020-12) in
 ``schema.json`` (``SCHEMA_PATH``). ``mbm_data/`` holds the MotionBenchMaker panda problems (see its
@@ -13,6 +14,7 @@ NOTICE.md); ``simdplan.scenes.mbm`` turns them into Scenes.
 import os
 
 from simdplan.scenes import mbm
+from simdplan.scenes.generator import FAMILIES, generate
 from simdplan.scenes.scene import (
     EXAMPLES_DIR,
     OBSTACLE_TYPES,
@@ -28,5 +30,5 @@ from simdplan.scenes.scene import (
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mbm_data")
 
-__all__ = ["Scene", "SceneError", "load", "save", "dumps", "example", "examples", "mbm", "SCHEMA_PATH",
-           "EXAMPLES_DIR", "OBSTACLE_TYPES", "DATA_DIR"]
+__all__ = ["Scene", "SceneError", "load", "save", "dumps", "example", "examples", "mbm", "generate", "FAMILIES",
+           "SCHEMA_PATH", "EXAMPLES_DIR", "OBSTACLE_TYPES", "DATA_DIR"]
