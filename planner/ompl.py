@@ -162,8 +162,8 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
     setup, counters = make_setup(robot, env, settings.padding, settings.link, settings.resolution, settings.min_step)
     si = setup.getSpaceInformation()
     planner = cls(si)
-    if settings.range is not None and hasattr(planner, "setRange"):
-        planner.setRange(float(settings.range))
+    if hasattr(planner, "setRange"):
+        planner.setRange(float(robot.default_range if settings.range is None else settings.range))
     setup.setPlanner(planner)
     dof = robot.dof
 

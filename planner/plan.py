@@ -59,7 +59,7 @@ def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
     c.seed = s.seed
     c.time_limit = s.time_limit
     c.max_iterations = s.max_iterations
-    c.range = s.range
+    c.range = robot.default_range if s.range is None else s.range
     c.resolution = robot.resolution if s.resolution is None else s.resolution
     c.sampler = _core.Sampler.halton if s.sampler == "halton" else _core.Sampler.uniform
     c.goal_bias = s.goal_bias

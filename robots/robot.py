@@ -26,9 +26,17 @@ from simdplan.robots.kinematics import Program, compile_program
 from simdplan.robots.self_collision import certify_self_collision
 from simdplan.transforms import check_pose_matrix
 
-# Samples per unit of joint-space (Euclidean) distance for discrete motion checks, unless the robot
-# or the call says otherwise. 32 is the resolution the MotionBenchMaker reference figures use.
+# A robot's default resolution (discrete Link samples per unit of joint-space distance) puts the
+# samples of an edge close enough that no sphere centre travels more than this between two of them
+# by the motion bound (``Robot.speed_bound``; typical travel is 3-5x less). The panda then gets 32.2
+# samples per radian, about the 32 of the MotionBenchMaker reference figures; a robot with longer
+# links or metres of prismatic travel gets more, a small one fewer.
+MAX_SAMPLE_TRAVEL = 0.06
+# Resolution when no sphere moves at all (nothing to bound).
 DEFAULT_RESOLUTION = 32.0
+# Longest tree edge in joint-space distance (rad / m) when the joint space is large; smaller joint
+# spaces get a quarter of their diagonal (see Robot.default_range).
+DEFAULT_RANGE = 1.0
 # Starts and goals at most this far outside a joint limit (radians or metres) are moved onto the limit
 # by the planners (``limit_tolerance``): float32 round trips, encoders and other software put joint
 # values a few ulps past limits written with 5-6 digits (3.14159265 against 3.14159 is 2.7e-6 rad).
@@ -67,6 +75,19 @@ def _env_model(env):
         return env._compiled or env._model()
     except AttributeError:
         raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}") from None
+
+
+def _speed_bound(prog: Program) -> float:
+    """Metres a sphere centre can travel at most per unit of joint-space (Euclidean) distance: the
+    largest over spheres of the 2-norm of its per-joint reaches (motion bound, Cauchy-Schwarz)."""
+    reach = np.asarray(prog.reach_table(), dtype=np.float64)  # (n_spheres, n_bodies)
+    if reach.size == 0 or prog.dof == 0:
+        return 0.0
+    per_joint = np.zeros((reach.shape[0], prog.dof))
+    for b, d in enumerate(prog.body_dof):
+        if d >= 0:
+            per_joint[:, int(d)] += abs(float(prog.body_scale[b])) * reach[:, b]
+    return float(np.sqrt((per_joint ** 2).sum(axis=1)).max())
 
 
 def _check_padding(padding) -> float:
@@ -217,8 +238,7 @@ class Robot:
             if name not in joints and name not in held and j.type != "continuous" and not j.lower <= 0.0 <= j.upper:
                 raise ValueError(f"joint {name!r} is held but 0 is outside its limits: give it in fixed_joint_values")
         pose = np.eye(4) if base_pose is None else check_pose_matrix(base_pose, "base_pose")
-        self.resolution = DEFAULT_RESOLUTION if resolution is None else float(resolution)
-        if not np.isfinite(self.resolution) or self.resolution <= 0:
+        if resolution is not None and not (np.isfinite(float(resolution)) and float(resolution) > 0):
             raise ValueError(f"resolution must be > 0 samples per unit of joint distance, got {resolution!r}")
         self._disabled = set(disabled_pairs or ())
         self.base_pose = pose  # (4, 4) world pose of the root link
@@ -232,6 +252,11 @@ class Robot:
         self._program: Program = compile_program(description, joints, held, pose, self._disabled, skip_adjacent)
         certify_self_collision(self._program)
         self._model = _core.RobotModel(*self._program.core_args())
+        self.speed_bound = _speed_bound(self._program)
+        self.resolution = (float(resolution) if resolution is not None else
+                           self.speed_bound / MAX_SAMPLE_TRAVEL if self.speed_bound > 0 else DEFAULT_RESOLUTION)
+        span = np.where(self._program.wrap.astype(bool), 2 * np.pi, self._program.upper - self._program.lower)
+        self.default_range = float(min(DEFAULT_RANGE, 0.25 * np.linalg.norm(span))) if self.dof else DEFAULT_RANGE
         self._core_is_valid = self._model.is_valid  # bound once: the single check is the hottest call
         radii = self._program.spheres[:, 3].astype(np.float32)
         self._radius_range = (float(radii.min()), float(radii.max())) if len(radii) else (0.0, 0.0)
@@ -436,6 +461,22 @@ class Robot:
             out[:, k] = T[:, :, :3] @ local + T[:, :, 3]
         return out
 
+    def static_links(self) -> list[str]:
+        """Links no active joint moves (fixed joints, held joints and the links beyond them): the
+        same in every configuration. The kernels test their spheres against an environment once."""
+        moving = set(self.joint_names)
+        moved_by = {j.child: (j.name in moving or (j.mimic is not None and j.mimic.joint in moving))
+                    for j in self.description.joints}
+        parent = {j.child: j.parent for j in self.description.joints}
+        out = []
+        for link in self.description.links:
+            x, still = link, True
+            while still and x in parent:
+                still, x = not moved_by[x], parent[x]
+            if still:
+                out.append(link)
+        return out
+
     def tip_links(self) -> list[list[str]]:
         """The links at the ends of the kinematic tree that joints move, one list per end (per arm):
         for every body with no moving child body, its links without child links (fingers, tool
@@ -565,6 +606,24 @@ class Robot:
         model = self._distance_env(env)
         status, samples, t = self._model.certify_motion(model, q0, q1, padding, step)
         return MotionCertificate(_CERT_STATUS[status], int(samples), float(t))
+
+    def default_settings(self):
+        """The planner settings ``simdplan.plan`` uses for this robot when a field is not given
+        (a validated simdplan.planner.PlannerSettings). Derived from the robot:
+
+        - ``resolution`` = speed_bound / MAX_SAMPLE_TRAVEL (unless the robot was built with one):
+          ``speed_bound`` (metres per unit of joint distance) bounds how far any sphere centre moves
+          per unit of joint-space distance, so consecutive samples of an edge are at most
+          MAX_SAMPLE_TRAVEL (6 cm) apart for every sphere. panda 32.2, ur5 35.3.
+        - ``range`` = min(DEFAULT_RANGE (1.0), a quarter of the joint-space diagonal): arms keep 1.0,
+          a small joint space (short prismatic axes in metres) gets proportionally shorter edges.
+          Ranges scaled with the speed bound or with the diagonal were measured on four robots and
+          helped none of them consistently (see the notes of simdplan.planner.settings).
+        Everything else is the PlannerSettings default.
+        """
+        from simdplan.planner.settings import PlannerSettings  # noqa: PLC0415 (the planner imports robots)
+
+        return PlannerSettings(range=self.default_range, resolution=self.resolution).validated()
 
     def motion_bound(self, q0, q1) -> np.ndarray:
         """(n_spheres,) float64: for each sphere, a bound (metres) on the length of the path its

@@ -86,7 +86,7 @@ def test_motion_samples_formula(panda):
     # default resolution is the robot's
     q1 = q + 0.1
     assert panda.motion_samples(q, q1) == expected_n(q, q1, panda.resolution)
-    assert panda.resolution == sp_robots.DEFAULT_RESOLUTION
+    assert panda.resolution == pytest.approx(panda.speed_bound / sp_robots.MAX_SAMPLE_TRAVEL)
 
 
 def test_motion_samples_exact_multiples():

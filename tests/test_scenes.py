@@ -76,7 +76,7 @@ def test_example_loads_and_is_a_planning_problem(name):
     assert isinstance(s.robot, simdplan.Robot) and isinstance(s.env, simdplan.Environment)
     assert s.start.shape == (s.robot.dof,) and s.start.dtype == np.float64
     assert s.goals.ndim == 2 and s.goals.shape[1] == s.robot.dof and s.goals.dtype == np.float64
-    assert isinstance(s.settings, PlannerSettings) and s.settings.range is not None  # validated
+    assert isinstance(s.settings, PlannerSettings) and s.settings.limit_tolerance is not None  # validated
     assert s.name == name and s.path == sc.example(name) and len(s.env) > 0
     assert s.robot_spec == name.split("_")[0]
     assert s.robot.is_valid(s.start, s.env), s.robot.why_invalid(s.start, s.env)

@@ -34,6 +34,7 @@ nb::dict to_python(const PlanOutput& out, int32_t dof) {
   st["collision_checks"] = s.collision_checks;
   st["edge_checks"] = s.edge_checks;
   st["tree_nodes"] = s.tree_nodes;
+  st["dd_rejected"] = s.dd_rejected;
   st["planning_time_ns"] = s.planning_time_ns;
   st["simplify_time_ns"] = s.simplify_time_ns;
   st["initial_cost"] = s.initial_cost;

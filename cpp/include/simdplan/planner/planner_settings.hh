@@ -36,6 +36,7 @@ struct PlannerStats {
   int64_t collision_checks = 0;  // configurations checked (a Link counts the samples of the chunks it reached)
   int64_t edge_checks = 0;       // Link calls
   int64_t tree_nodes = 0;
+  int64_t dd_rejected = 0;  // RRT-Connect: samples outside the dynamic domain of their nearest node
   int64_t planning_time_ns = 0;
   int64_t simplify_time_ns = 0;
   double initial_cost = 0, final_cost = 0;

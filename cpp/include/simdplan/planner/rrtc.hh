@@ -8,7 +8,10 @@
 // "Dynamic-Domain RRTs", IEEE ICRA 2005, doi:10.1109/ROBOT.2005.1570709 (a sample is rejected
 // when it is outside the domain radius of its nearest node; radii grow on success, shrink on
 // failure). As in the paper, a node's domain is unbounded until an extension from it first fails; it
-// is then set to dd_radius.
+// is then set to dd_radius. NOTE: in many dimensions nearly every sample lies farther than any
+// fixed radius from every node (a 14-dof robot's MotionBenchMaker plans rejected 99-100% of their
+// samples and mostly timed out), so after kDomainGiveUp rejections in a row the plan goes on without
+// domains, as plain RRT-Connect.
 //
 // Contract: start and goals are valid configurations inside the limits (the Python facade checks
 // and reports). Returns the path start .. goal as flat dof-float rows; empty if none was found
@@ -51,6 +54,9 @@ inline double steer(const Checker& check, const float* a, const float* b, double
   return range;
 }
 
+// consecutive dynamic-domain rejections after which a plan drops the domains (see the header)
+inline constexpr int64_t kDomainGiveUp = 500;
+
 inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
                                       const float* start, const std::vector<float>& goals, const PlannerSettings& s,
                                       PlannerStats& stats) {
@@ -74,23 +80,30 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
   ConfigSampler sampler(s.sampler, s.seed, lower, upper);
   const Deadline deadline(s.time_limit);
   std::vector<float> q_rand(dof), q_near(dof), q_new(dof), q_step(dof);
+  bool domains = s.dynamic_domain;
+  int64_t rejected_in_a_row = 0;
 
   for (int64_t it = 0; it < s.max_iterations; ++it) {
     stats.iterations = it + 1;
     if ((it & 15) == 0 && deadline.passed()) break;
     sampler.sample(q_rand.data());
     auto [near, d2] = a->nn.nearest(q_rand.data());
-    if (s.dynamic_domain && std::sqrt(double(d2)) > a->radius[near]) continue;
+    if (domains && std::sqrt(double(d2)) > a->radius[near]) {
+      ++stats.dd_rejected;
+      if (++rejected_in_a_row == kDomainGiveUp) domains = false;
+      continue;
+    }
+    rejected_in_a_row = 0;
     a->nn.get(near, q_near.data());
     steer(check, q_near.data(), q_rand.data(), s.range, q_new.data());
     if (!check.motion(q_near.data(), q_new.data(), Checker::Known::start)) {
-      if (s.dynamic_domain) {
+      if (domains) {
         float& r = a->radius[near];
         r = (r == kUnbounded) ? float(s.dd_radius) : std::max(float(s.dd_min_radius), r * float(1 - s.dd_alpha));
       }
       continue;
     }
-    if (s.dynamic_domain && a->radius[near] != kUnbounded) a->radius[near] *= float(1 + s.dd_alpha);
+    if (domains && a->radius[near] != kUnbounded) a->radius[near] *= float(1 + s.dd_alpha);
     const int32_t new_a = a->add(q_new.data(), near);
 
     // connect b toward q_new in steps of at most `range`
