@@ -87,27 +87,11 @@ def workspace(robot, tips: list | None = None, seed: int = 0) -> Workspace:
         sh = _to_base(inv, robot.link_positions_many(Q, [first]))[:, 0].mean(axis=0)
         shoulders.append(sh)
         reaches.append(float(np.percentile(np.linalg.norm(pts[:, k] - sh, axis=1), 95)))
-    static = _static_links(robot)
+    static = set(robot.static_links())
     spheres = robot.fk(np.clip(np.zeros(robot.dof), robot.lower, robot.upper))
     fixed = np.array([link in static for link in robot.sphere_links], dtype=bool)
     front = float((_to_base(inv, spheres[fixed, :3])[:, 0] + spheres[fixed, 3]).max()) if fixed.any() else -np.inf
     return Workspace(shoulder=np.mean(shoulders, axis=0), reach=float(np.mean(reaches)), front=front, tips=tips)
-
-
-def _static_links(robot) -> set:
-    """Links no active joint moves (held joints count as fixed)."""
-    moving = set(robot.joint_names)
-    moved_by = {j.child: (j.name in moving or (j.mimic is not None and j.mimic.joint in moving))
-                for j in robot.description.joints}
-    parent = {j.child: j.parent for j in robot.description.joints}
-    out = set()
-    for link in robot.description.links:
-        x, free = link, True
-        while x in parent and free:
-            free, x = not moved_by[x], parent[x]
-        if free:
-            out.add(link)
-    return out
 
 
 def _to_base(inv: np.ndarray, p: np.ndarray) -> np.ndarray:

@@ -700,6 +700,104 @@ def cmd_bench_mbm(args) -> int:
     return 0
 
 
+def _isa_name(info) -> str:
+    return info.get("isa", "?") if isinstance(info, dict) else str(info)
+
+
+def cmd_bench_robots(args) -> int:
+    from simdplan.bench import multi_robot
+    from simdplan.bench import robots as bench_robots
+    from simdplan.scenes import FAMILIES
+
+    names = [n.strip() for n in args.robots.split(",") if n.strip()]
+    unknown = [n for n in names if n not in bench_robots.NAMES]
+    if unknown or not names:
+        raise UserError(f"--robots: unknown robot {', '.join(unknown) or '(none given)'}; robots: "
+                        f"{', '.join(bench_robots.NAMES)}")
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    bad = [f for f in families if f not in FAMILIES]
+    if bad or not families:
+        raise UserError(f"--families: unknown family {', '.join(bad) or '(none given)'}; families: {', '.join(FAMILIES)}")
+    if args.problems < 1:
+        raise UserError(f"--problems must be >= 1, got {args.problems}")
+    if args.json:
+        _check_output("--json", args.json)
+    overrides = {"time_limit": args.time_limit, "link": args.link}
+    _apply_overrides(None, overrides)
+    if "iiwa" in names:
+        try:
+            import pybullet_data  # noqa: F401
+        except ImportError:
+            _err('iiwa skipped: it comes from pybullet_data (pip install ".[viz]")')
+            names.remove("iiwa")
+    t0 = time.perf_counter()
+    total = len(names) * len(families) * args.problems
+    runs = []
+    interrupted = False
+    with _Progress(total) as progress:
+        try:
+            for name in names:
+                try:
+                    runs.extend(multi_robot.run([name], families, args.problems, args.seed, overrides, args.vamp,
+                                                progress.advance))
+                except RuntimeError as exc:  # --vamp on without VAMP
+                    raise UserError(str(exc)) from exc
+        except KeyboardInterrupt:
+            interrupted = True
+    summaries = [multi_robot.summary(r) for r in runs]
+    machine = machine_info()
+    rows = []
+    for s in summaries:
+        b = s["baseline"]
+        ratio = (f"{s['ratio_planning_us_median']:.2f} / {s['ratio_planning_us_mean']:.2f}"
+                 if b and s.get("ratio_planning_us_median") else "-")
+        rows.append([s["robot"], f"{s['dof']}", f"{s['moving_spheres']}/{s['spheres']}",
+                     f"{s['solved']}/{s['total']}", _fmt_us(s["planning_us_median"]), _fmt_us(s["planning_us_mean"]),
+                     _fmt_us(s["total_us_median"]), _fmt_num(s["iterations_median"]),
+                     f"{s['check_ns_per_config']:.0f}", f"{s['check_ns_per_moving_sphere']:.2f}",
+                     f"{s['verify_failures']}", _fmt_us(b["planning_us_median"]) if b else "-",
+                     _fmt_us(b["planning_us_mean"]) if b else "-", ratio])
+    header = [("robot", "left"), ("dof", "right"), ("moving/\nspheres", "right"), ("solved", "right"),
+              ("plan\nmedian", "right"), ("plan\nmean", "right"), ("plan+simp\nmedian", "right"),
+              ("iters\nmedian", "right"), ("ns per\nconfig", "right"), ("ns per\nsphere", "right"),
+              (f"{VERIFY_FACTOR}x\nfails", "right"), ("VAMP plan\nmedian", "right"), ("VAMP plan\nmean", "right"),
+              ("ours/VAMP\nmed / mean", "right")]
+    title = (f"simdplan bench robots: {args.problems} generated problems per family ({', '.join(families)}), seed "
+             f"{args.seed}; each robot's default settings; times in us; {machine['cpu_model']}, "
+             f"{machine['cpu_count']} CPUs, ISA {_isa_name(machine['simdplan'])}")
+    _print_table(title, header, rows, set())
+    print("ns per config: is_valid_many on random configurations in each problem's scene (median over problems); "
+          "ns per sphere: that over the spheres some joint moves. "
+          f"{VERIFY_FACTOR}x fails: solved paths with an edge in collision at {VERIFY_FACTOR}x the planning resolution.")
+    for s in summaries:
+        if s["baseline"] is None:
+            continue
+        b = s["baseline"]
+        print(f"{s['robot']}: {b['label']} solved {b['solved']}/{b['total']}, plan+simp median "
+              f"{_fmt_us(b['total_us_median'])} us (ours/VAMP {s.get('ratio_total_us_median', float('nan')):.2f}), "
+              f"{VERIFY_FACTOR}x fails {b['verify_failures']}")
+    not_run = sorted({f"{s['robot']} ({s['baseline_why']})" for s in summaries if s["baseline"] is None})
+    if not_run:
+        print("VAMP not run for: " + "; ".join(not_run))
+    elapsed = time.perf_counter() - t0
+    if args.json:
+        doc = {"schema": "simdplan-bench-robots/1", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "argv": sys.argv if args._argv is None else ["simdplan", *args._argv],
+               "args": {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"},
+               "machine": machine, "elapsed_s": elapsed, "interrupted": interrupted, "summary": summaries,
+               "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records} for r in runs}}
+        try:
+            with open(args.json, "w") as f:
+                json.dump(_jsonable(doc), f, indent=1)
+        except OSError as exc:
+            raise UserError(f"--json {args.json}: {exc.strerror or exc}") from exc
+        print(f"records: {args.json}")
+    if interrupted:
+        _err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
+        return 130
+    return 0
+
+
 def _cloud_records(args) -> list[dict]:
     """simdplan's records of a --pointcloud run (not the VAMP baseline's)."""
     return [r for r in getattr(args, "_records", []) if "filter_us" in r and r.get("impl") != "vamp"]
@@ -1012,6 +1110,24 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)
+    r = bsub.add_parser("robots", parents=[debug], help="generated problems on robots of different shape",
+                        description="Generate problems (table, shelf, cage, box) for robots of different shape, plan "
+                                    "them with each robot's default settings, VAMP side by side where it has the "
+                                    "robot, and print one row per robot.")
+    r.add_argument("--robots", metavar="NAME,...", default=",".join(("panda", "ur5", "iiwa", "mobile_manipulator",
+                                                                       "dual_arm")),
+                   help="robots, comma separated (default: panda, ur5, iiwa, mobile_manipulator, dual_arm)")
+    r.add_argument("--families", metavar="NAME,...", default="table,shelf,cage,box",
+                   help="problem families, comma separated (default all four)")
+    r.add_argument("--problems", type=int, default=10, metavar="N", help="problems per family and robot (default 10)")
+    r.add_argument("--seed", type=int, default=0, help="problem generator seed (default 0)")
+    r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
+    r.add_argument("--link", choices=("discrete", "certified"), default=None, help="edge checks (default discrete)")
+    r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
+                   help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
+                        "on (an error if it cannot), off")
+    r.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
+    r.set_defaults(func=cmd_bench_robots)
     b.set_defaults(func=None, _parser=b)
 
     v = sub.add_parser("view", parents=[debug], help="show a scene (and a path) in pybullet, or render it to PNG/GIF",

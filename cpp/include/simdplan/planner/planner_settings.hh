@@ -11,13 +11,13 @@ enum class Sampler : int32_t { kUniform = 0, kHalton = 1 };
 struct PlannerSettings {
   uint64_t seed = 0;
   double time_limit = 1.0;  // seconds, 0: none
-  int64_t max_iterations = 100000;
+  int64_t max_iterations = 1000000;
   double range = 1.0;       // longest tree edge
   double resolution = 32.0;  // Link samples per unit joint distance
   Sampler sampler = Sampler::kUniform;
   double goal_bias = 0.05;  // RRT
   bool balance = true;      // RRT-Connect: grow the smaller tree
-  bool dynamic_domain = false;
+  bool dynamic_domain = true;
   double dd_radius = 4.0, dd_alpha = 1e-4, dd_min_radius = 1.0;
   int32_t prm_neighbors = 10;
   bool simplify = true;

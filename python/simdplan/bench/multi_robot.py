@@ -1,0 +1,120 @@
+"""``simdplan bench robots``: generated problems on robots of different shape, VAMP side by side.
+
+For every robot (simdplan.bench.robots) the problem generator (simdplan.scenes.generate) makes
+``per_family`` problems of every family, and simdplan plans each with the robot's default settings
+(``robot.default_settings()``), then VAMP where it has the robot (the built-in panda and ur5 are
+VAMP's own models), right after ours in the same process. Every returned path, ours and VAMP's, is
+re-checked at 10x the planning resolution (simdplan.bench.records.verify_path).
+
+Per robot it reports what the issue on robots the planner has never seen asks for: solved, median
+and mean planning time, planning + simplification, iterations, the cost of one configuration check
+(``is_valid_many`` on random configurations in each problem's scene: nanoseconds per configuration,
+and per moving sphere) and paths failing the re-check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from simdplan.bench import robots as bench_robots
+from simdplan.bench.records import VERIFY_FACTOR, plan_baseline, plan_problem, resolution_of, summarize
+from simdplan.scenes import FAMILIES, generate
+
+# VAMP's robots that are the same models as simdplan's (robots/data/NOTICE.md: taken from VAMP 0.6.4).
+VAMP_ROBOTS = ("panda", "ur5")
+CHECK_SAMPLES = 2000  # random configurations per scene for the ns-per-configuration figure
+
+
+def check_cost_ns(robot, env, seed: int) -> float:
+    """Nanoseconds per configuration of ``robot.is_valid_many`` on CHECK_SAMPLES random configurations
+    in ``env`` (median of three timed calls after a warm-up)."""
+    Q = np.random.default_rng(seed).uniform(robot.lower, robot.upper, (CHECK_SAMPLES, robot.dof))
+    robot.is_valid_many(Q, env)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter_ns()
+        robot.is_valid_many(Q, env)
+        times.append(time.perf_counter_ns() - t0)
+    return float(np.median(times)) / len(Q)
+
+
+def moving_spheres(robot) -> int:
+    """Spheres some joint moves (those of static links are tested against obstacles once per call)."""
+    static = set(robot.static_links())
+    return sum(link not in static for link in robot.sphere_links)
+
+
+@dataclasses.dataclass
+class RobotRun:
+    name: str
+    robot: object
+    problems: list
+    records: list
+    baseline_records: list
+    baseline_label: str | None
+    baseline_why: str
+    check_ns: list
+    generate_s: float
+
+
+def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides: dict | None = None,
+        vamp: str = "auto", progress=None) -> list[RobotRun]:
+    """Plans the generated problems of every robot in ``names``; ``overrides``: planner settings that
+    replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
+    installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
+    called after every problem."""
+    from simdplan import vamp_baseline
+    from simdplan.planner.settings import PlannerSettings
+
+    out = []
+    for name in names:
+        robot = bench_robots.load(name)
+        t0 = time.perf_counter()
+        problems = [p for fam in families for p in generate(robot, fam, per_family, seed=seed)]
+        gen_s = time.perf_counter() - t0
+        base, why = None, "--vamp off"
+        if vamp != "off":
+            if name in VAMP_ROBOTS:
+                base, why = vamp_baseline.load(name)
+            else:
+                why = f"VAMP has no model of {name}"
+            if base is None and vamp == "on":
+                raise RuntimeError(f"--vamp on: {why}")
+        defaults = dataclasses.asdict(robot.default_settings())
+        defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        settings = PlannerSettings(**defaults)
+        checked = settings.validated()
+        records, theirs, cost = [], [], []
+        for p in problems:
+            rec = plan_problem(p, settings, checked)
+            records.append(rec)
+            cost.append(check_cost_ns(robot, p.env, seed + p.index))
+            if base is not None:
+                theirs.append(plan_baseline(base, p, checked.simplify, None,
+                                            VERIFY_FACTOR * resolution_of(robot, checked)))
+            if progress:
+                progress(f"{name} {p.name}")
+        out.append(RobotRun(name, robot, problems, records, theirs, base.label if base else None, why, cost, gen_s))
+    return out
+
+
+def summary(run_: RobotRun) -> dict:
+    """The per-robot figures of the table (times in microseconds, nanoseconds per configuration)."""
+    s = summarize(run_.records)
+    n_moving = moving_spheres(run_.robot)
+    ns = float(np.median(run_.check_ns))
+    s.update(robot=run_.name, dof=run_.robot.dof, spheres=run_.robot.n_spheres, moving_spheres=n_moving,
+             check_ns_per_config=ns, check_ns_per_moving_sphere=ns / max(n_moving, 1), generate_s=run_.generate_s)
+    if run_.baseline_records:
+        b = summarize(run_.baseline_records)
+        s["baseline"] = {"label": run_.baseline_label, **b}
+        for key in ("planning_us_median", "planning_us_mean", "total_us_median"):
+            if s[key] and b[key]:
+                s[f"ratio_{key}"] = s[key] / b[key]
+    else:
+        s["baseline"] = None
+        s["baseline_why"] = run_.baseline_why
+    return s
