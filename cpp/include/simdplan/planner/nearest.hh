@@ -20,6 +20,13 @@
 
 namespace simdplan::planner {
 
+// The brute-force part of NearestNeighbors::nearest: points from..n-1 of coordinate columns
+// cols[0..dof-1] (each padded with +inf to a multiple of 16 rows), updating (best, bd) when one is
+// strictly closer (squared distance) than bd; the first such row on ties. Sums run over the joints in
+// order with a separate multiply and add, so every build gives the same bits (nearest_sweep.cc).
+void nearest_sweep(const float* const* cols, size_t n, int32_t dof, const float* q, size_t from, int32_t& best,
+                   float& bd);
+
 class NearestNeighbors {
  public:
   // PERF: benchmarks/bench_nearest.py, 7 joints, Xeon @ 2.5 GHz: a brute-force query against the
@@ -44,8 +51,11 @@ class NearestNeighbors {
   int32_t add(const float* q) {
     // open a block; rows past n_ are +inf, whose distance (+inf) never beats one (the sweep's minimum
     // is exact with them, where NaN rows would leak through its selects)
-    if (n_ % kBlock == 0)
+    if (n_ % kBlock == 0) {
       for (auto& c : coords_) c.resize(n_ + kBlock, std::numeric_limits<float>::infinity());
+      columns_.clear();
+      for (const auto& c : coords_) columns_.push_back(c.data());
+    }
     for (int32_t j = 0; j < dof_; ++j) coords_[j][n_] = q[j];
     d2_.push_back(0.0f);
     ++n_;
@@ -110,42 +120,10 @@ class NearestNeighbors {
   // PERF: blocks of kBlock points with their distances in registers, and the first-minimum scan
   // only for a block that beats the best so far, instead of writing every distance to d2_ and
   // scanning them all: 12.6M -> 9.5M instructions in the nearest-neighbour code of 20 cage plans
-  // (callgrind, AVX2), with the same plans.
-  // Sums run over the joints in the same order as distances() and the leaf search, so results are
-  // bit-identical.
+  // (callgrind, AVX2), with the same plans. The sweep itself is compiled for AVX2 and for the
+  // baseline (nearest_sweep.cc), chosen at load time.
   void sweep(const float* q, size_t from, int32_t& best, float& bd) const {
-    // PERF: GCC's vector extension; written as a plain loop over 16 floats, GCC unrolled it into
-    // scalar code at the baseline ISA.
-    typedef float F4 __attribute__((vector_size(16)));
-    static_assert(kBlock == 16, "four F4 per block");
-    for (size_t i = from - from % kBlock; i < n_; i += kBlock) {
-      F4 d[4] = {};
-      for (int32_t j = 0; j < dof_; ++j) {
-        const float* x = coords_[j].data() + i;
-        const F4 qj = F4{} + q[j];
-        for (int v = 0; v < 4; ++v) {
-          F4 e;
-          std::memcpy(&e, x + 4 * v, sizeof e);
-          e -= qj;
-          d[v] += e * e;
-        }
-      }
-      // rows before `from` are the tree's, already searched
-      if (i < from)
-        for (size_t l = 0; l < from - i; ++l) d[l / 4][l % 4] = std::numeric_limits<float>::infinity();
-      // PERF: the block's minimum without branches, then its first lane, instead of a compare and
-      // branch per lane, which mispredicted on every block of a small tree (all of it one block).
-      F4 m = d[0] < d[1] ? d[0] : d[1];
-      const F4 m2 = d[2] < d[3] ? d[2] : d[3];
-      m = m < m2 ? m : m2;
-      float mv = m[0] < m[1] ? m[0] : m[1];
-      const float mv2 = m[2] < m[3] ? m[2] : m[3];
-      mv = mv < mv2 ? mv : mv2;
-      if (!(mv < bd)) continue;
-      size_t l = 0;
-      while (!(d[l / 4][l % 4] == mv)) ++l;  // the first row at the minimum, as a strict < scan keeps
-      bd = mv, best = static_cast<int32_t>(i + l);
-    }
+    nearest_sweep(columns_.data(), n_, dof_, q, from, best, bd);
   }
 
   float coord(int32_t i, int32_t j) const { return coords_[j][i]; }
@@ -208,6 +186,7 @@ class NearestNeighbors {
   int32_t index_from_;
   size_t n_ = 0, indexed_ = 0;
   std::vector<std::vector<float>> coords_;
+  std::vector<const float*> columns_;  // coords_[j].data(), for nearest_sweep
   mutable std::vector<float> d2_;
   std::vector<int32_t> perm_;
   std::vector<Node> nodes_;
