@@ -35,8 +35,11 @@ MAX_SAMPLE_TRAVEL = 0.06
 # Resolution when no sphere moves at all (nothing to bound).
 DEFAULT_RESOLUTION = 32.0
 # Longest tree edge in joint-space distance (rad / m) when the joint space is large; smaller joint
-# spaces get a quarter of their diagonal (see Robot.default_range).
+# spaces get a quarter of their diagonal; either is then rounded so that a full-length edge holds a
+# multiple of RANGE_SAMPLES samples at the robot's resolution (the widest SIMD vector: no pass of the
+# motion check runs part empty). See Robot.default_settings.
 DEFAULT_RANGE = 1.0
+RANGE_SAMPLES = 16
 # Starts and goals at most this far outside a joint limit (radians or metres) are moved onto the limit
 # by the planners (``limit_tolerance``): float32 round trips, encoders and other software put joint
 # values a few ulps past limits written with 5-6 digits (3.14159265 against 3.14159 is 2.7e-6 rad).
@@ -256,7 +259,12 @@ class Robot:
         self.resolution = (float(resolution) if resolution is not None else
                            self.speed_bound / MAX_SAMPLE_TRAVEL if self.speed_bound > 0 else DEFAULT_RESOLUTION)
         span = np.where(self._program.wrap.astype(bool), 2 * np.pi, self._program.upper - self._program.lower)
-        self.default_range = float(min(DEFAULT_RANGE, 0.25 * np.linalg.norm(span))) if self.dof else DEFAULT_RANGE
+        wanted = float(min(DEFAULT_RANGE, 0.25 * np.linalg.norm(span))) if self.dof else DEFAULT_RANGE
+        # NOTE: a full-length edge then holds a whole number of RANGE_SAMPLES-sample vectors: at 32.2
+        # samples per radian a 1.0 rad edge needs 33 samples, three 16-lane passes instead of two
+        # (MotionBenchMaker panda problems: median planning 10% slower than at 32.0)
+        fill = round(wanted * self.resolution / RANGE_SAMPLES) * RANGE_SAMPLES
+        self.default_range = fill / self.resolution if fill >= RANGE_SAMPLES else wanted
         self._core_is_valid = self._model.is_valid  # bound once: the single check is the hottest call
         radii = self._program.spheres[:, 3].astype(np.float32)
         self._radius_range = (float(radii.min()), float(radii.max())) if len(radii) else (0.0, 0.0)
@@ -615,10 +623,11 @@ class Robot:
           ``speed_bound`` (metres per unit of joint distance) bounds how far any sphere centre moves
           per unit of joint-space distance, so consecutive samples of an edge are at most
           MAX_SAMPLE_TRAVEL (6 cm) apart for every sphere. panda 32.2, ur5 35.3.
-        - ``range`` = min(DEFAULT_RANGE (1.0), a quarter of the joint-space diagonal): arms keep 1.0,
-          a small joint space (short prismatic axes in metres) gets proportionally shorter edges.
-          Ranges scaled with the speed bound or with the diagonal were measured on four robots and
-          helped none of them consistently (see the notes of simdplan.planner.settings).
+        - ``range`` = min(DEFAULT_RANGE (1.0), a quarter of the joint-space diagonal), rounded to the
+          nearest length whose samples at ``resolution`` fill whole 16-lane vectors (RANGE_SAMPLES):
+          panda 0.994 (32 samples), ur5 0.907, fetch 0.93; a small joint space (short prismatic axes
+          in metres) gets proportionally shorter edges. Ranges scaled with the speed bound or with
+          the diagonal alone were measured on four robots and helped none of them consistently.
         Everything else is the PlannerSettings default.
         """
         from simdplan.planner.settings import PlannerSettings  # noqa: PLC0415 (the planner imports robots)
