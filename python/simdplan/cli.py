@@ -688,16 +688,21 @@ def cmd_bench_mbm(args) -> int:
             "summary": summary,
             "records": records,
         }
-        try:
-            with open(args.json, "w") as f:
-                json.dump(_jsonable(doc), f, indent=1)
-        except OSError as exc:
-            raise UserError(f"--json {args.json}: {exc.strerror or exc}") from exc
-        print(f"records: {args.json}")
+        _write_json(args.json, doc)
     if interrupted:
         _err(f"interrupted after {len(records)} of {len(problems)} problems (summary above covers those)")
         return 130
     return 0
+
+
+def _write_json(path: str, doc: dict) -> None:
+    """A benchmark's --json file (records and summary), or a UserError naming the path."""
+    try:
+        with open(path, "w") as f:
+            json.dump(_jsonable(doc), f, indent=1)
+    except OSError as exc:
+        raise UserError(f"--json {path}: {exc.strerror or exc}") from exc
+    print(f"records: {path}")
 
 
 def _isa_name(info) -> str:
@@ -786,12 +791,7 @@ def cmd_bench_robots(args) -> int:
                "args": {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"},
                "machine": machine, "elapsed_s": elapsed, "interrupted": interrupted, "summary": summaries,
                "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records} for r in runs}}
-        try:
-            with open(args.json, "w") as f:
-                json.dump(_jsonable(doc), f, indent=1)
-        except OSError as exc:
-            raise UserError(f"--json {args.json}: {exc.strerror or exc}") from exc
-        print(f"records: {args.json}")
+        _write_json(args.json, doc)
     if interrupted:
         _err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
         return 130
