@@ -263,3 +263,28 @@ def test_usage_errors_exit_2(capsys):
     assert cli.main(["bench"]) == 2
     assert cli.main(["--help"]) == 0
     capsys.readouterr()
+
+
+def test_bench_robots_small_run(tmp_path):
+    """Two robots of different shape, one generated problem of one family each: a row per robot, records
+    in the JSON, VAMP only where it has the robot."""
+    out = tmp_path / "robots.json"
+    proc = run("bench", "robots", "--robots", "panda,dual_arm", "--families", "box", "--problems", "1",
+               "--json", out, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] in (["panda"], ["dual_arm"])]
+    assert [r[0] for r in rows] == ["panda", "dual_arm"]
+    assert rows[1][1] == "14"  # dof
+    doc = json.loads(out.read_text())
+    assert [s["robot"] for s in doc["summary"]] == ["panda", "dual_arm"]
+    for s in doc["summary"]:
+        assert s["total"] == 1 and s["check_ns_per_config"] > 0 and s["moving_spheres"] <= s["spheres"]
+    assert doc["summary"][1]["baseline"] is None and "no model of dual_arm" in doc["summary"][1]["baseline_why"]
+    rec = doc["records"]["dual_arm"]["simdplan"][0]
+    assert rec["problem"] == "box" and rec["solved"] and rec["verified"] in (True, False)
+
+
+def test_bench_robots_user_errors():
+    assert_user_error(run("bench", "robots", "--robots", "r2d2"), contains=("r2d2", "mobile_manipulator"))
+    assert_user_error(run("bench", "robots", "--families", "kitchen"), contains=("kitchen", "shelf"))
+    assert_user_error(run("bench", "robots", "--problems", "0"), contains=("--problems",))
