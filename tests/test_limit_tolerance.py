@@ -121,3 +121,20 @@ def test_scene_files_take_limit_tolerance(tmp_path, arm):
     fields = {k: v for k, v in vars(loaded.settings).items() if k != "planner"}
     with pytest.raises(InvalidProblemError, match="outside its limits"):
         simdplan.plan(loaded.robot, loaded.env, loaded.start, loaded.goals, **fields)
+
+
+def test_cli_plans_a_scene_with_a_start_just_past_a_limit(tmp_path):
+    import subprocess
+    import sys
+
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_table"))
+    q = scene.start.copy()
+    q[0] = scene.robot.upper[0] + 5e-5
+    scene.start = q
+    path = simdplan.scenes.save(scene, tmp_path / "clamp.yaml")
+    out = subprocess.run([sys.executable, "-m", "simdplan", "plan", path, "--certified"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "joint limits:" in out.stdout and "panda_joint1" in out.stdout
+    assert "verified:              yes" in out.stdout  # against the start the planner used, on the limit
+    assert "Warning" not in out.stderr

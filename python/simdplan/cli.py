@@ -41,7 +41,8 @@ import numpy as np
 
 from simdplan.bench.records import (ENDPOINT_TOL, VERIFY_FACTOR, call_plan as _call_plan,  # noqa: F401
                                     mean as _mean, median as _median, percentile as _percentile, plan_baseline,
-                                    plan_problem, summarize, verify_fields as _verify_fields, verify_path)
+                                    plan_problem, planned_ends, summarize, verify_fields as _verify_fields,
+                                    verify_path)
 
 
 def cpu_model() -> str:
@@ -283,7 +284,8 @@ def cmd_plan(args) -> int:
     stats = dict(result.stats)
     verified = None
     if result.success:
-        verified = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
+        start, goals = planned_ends(scene.robot, scene.start, scene.goals, checked)
+        verified = verify_path(scene.robot, scene.env, result.path, start, goals,
                                VERIFY_FACTOR * res, checked.padding, checked.link == "certified", checked.min_step)
     meshes = None
     if mesh_urdf is not None and result.success:
@@ -305,6 +307,8 @@ def cmd_plan(args) -> int:
         ("wall time of the call", _fmt_time_ns(wall * 1e9)),
         ("collision checks", _fmt_num(stats.get("collision_checks"))),
     ]
+    if stats.get("limit_clamped"):
+        rows.append(("joint limits", result.message))
     if result.success:
         rows += [
             ("path length", f"{_fmt_num(stats.get('initial_cost'), 3)} before simplification, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 
 import numpy as np
 
@@ -33,13 +34,25 @@ def resolution_of(robot, checked) -> float:
 
 
 def call_plan(scene, settings):
-    """simdplan.plan on the scene with these settings (a PlannerSettings)."""
-    from simdplan.planner import plan  # noqa: PLC0415
+    """simdplan.plan on the scene with these settings (a PlannerSettings). A start or goal moved onto a
+    joint limit (limit_tolerance) is reported by the result (message, stats), not as a warning."""
+    from simdplan.planner import LimitClampWarning, plan  # noqa: PLC0415
 
     fields = dataclasses.asdict(settings)
     planner = fields.pop("planner")
-    return plan(scene.robot, scene.env, np.asarray(scene.start, dtype=float), np.asarray(scene.goals, dtype=float),
-                planner=planner, **fields)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LimitClampWarning)
+        return plan(scene.robot, scene.env, np.asarray(scene.start, dtype=float),
+                    np.asarray(scene.goals, dtype=float), planner=planner, **fields)
+
+
+def planned_ends(robot, start, goals, checked) -> tuple[np.ndarray, np.ndarray]:
+    """(start (dof,), goals (m, dof)) as a plan with validated settings ``checked`` used them: values
+    within limit_tolerance of a limit moved onto it. A returned path begins and ends there."""
+    both = np.vstack([np.asarray(start, dtype=float).reshape(1, -1), np.atleast_2d(np.asarray(goals, dtype=float))])
+    if checked.limit_tolerance > 0:
+        both, _ = robot.clamp_to_limits(both, checked.limit_tolerance)
+    return both[0], both[1:]
 
 
 def verify_path(robot, env, path, start, goals, resolution: float, padding: float = 0.0,
@@ -173,7 +186,8 @@ def plan_problem(scene, settings, checked) -> dict:
     )
     rec["link"] = checked.link
     if result.success:
-        v = verify_path(scene.robot, scene.env, result.path, scene.start, scene.goals,
+        start, goals = planned_ends(scene.robot, scene.start, scene.goals, checked)
+        v = verify_path(scene.robot, scene.env, result.path, start, goals,
                         VERIFY_FACTOR * resolution_of(scene.robot, checked), checked.padding,
                         checked.link == "certified", checked.min_step)
         rec.update(verify_fields(v), path=np.asarray(result.path).tolist())
