@@ -31,14 +31,13 @@ struct LaneScratch {
   V* by;
   V* bz;
   V* q;
-  V* trig;        // sin, cos per body (fk_trig)
   float* placed;  // per group: 0 until its spheres are placed for the current lanes
   float* bound_ready;  // per group: 0 until its bound centre is computed for the current lanes
   float* body_ready;   // per body: 0 until its frame is computed for the current lanes
   int32_t* chain;      // n_bodies entries: bodies waiting for their frame (ensure_body)
 
   static int64_t vectors(const RobotView& rb) {
-    return int64_t(rb.n_bodies) * 14 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
+    return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
            (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + V::W - 1) / V::W;
   }
   LaneScratch(const RobotView& rb, float* mem) {
@@ -55,8 +54,6 @@ struct LaneScratch {
     p += 3 * rb.n_groups;
     q = p;
     p += rb.dof;
-    trig = p;
-    p += 2 * rb.n_bodies;
     placed = reinterpret_cast<float*>(p);
     bound_ready = placed + rb.n_groups;
     body_ready = bound_ready + rb.n_groups;
@@ -77,10 +74,7 @@ struct LaneScratch {
     for (int32_t x = b; x >= 0 && body_ready[x] == 0.0f; x = rb.body_parent[x]) chain[n++] = x;
     while (n > 0) {
       const int32_t x = chain[--n];
-      if (rb.body_kind[x] == kBodyRevolute)
-        vsincos(fmadd(q[rb.body_dof[x]], V::fill(rb.body_scale[x]), V::fill(rb.body_offset[x])), trig[2 * x],
-                trig[2 * x + 1]);
-      fk_body(rb, x, q, frames, trig);
+      fk_body(rb, x, q, frames);
       body_ready[x] = 1.0f;
     }
   }
@@ -112,9 +106,8 @@ struct LaneScratch {
 template <class V>
 SIMDPLAN_INLINE void fk_groups(const RobotView& rb, const LaneScratch<V>& s) {
   int32_t g = 0;
-  fk_trig(rb, s.q, s.trig);
   for (int32_t b = 0; b < rb.n_bodies; ++b) {
-    fk_body(rb, b, s.q, s.frames, s.trig);
+    fk_body(rb, b, s.q, s.frames);
     s.body_ready[b] = 1.0f;
     const V* T = s.frames + 12 * b;
     for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
@@ -125,7 +118,6 @@ SIMDPLAN_INLINE void fk_groups(const RobotView& rb, const LaneScratch<V>& s) {
     }
   }
 }
-
 
 // Lanes h collided: marks them done and drops them from cand. True when the caller should stop
 // (every lane done, or any collision when stop_at_first).

@@ -14,20 +14,14 @@ namespace simdplan::SIMDPLAN_NS {
 // PERF: origins whose rotation is a signed permutation (RobotView::body_axes) take parent columns
 // as they are and fold their signs into sin and cos; the general product runs the same terms in the
 // same order (zero terms add exact zeros), so both paths give the same bits.
-// sc[2 b], sc[2 b + 1] = sin, cos of the joint value of every revolute body b (others untouched).
-// PERF: computed for all bodies before the frames, so the sines and cosines (independent of each
-// other) overlap instead of each waiting on its parent's frame in the chain.
+// the joint value of body b (scale q[dof] + offset) per lane
 template <class V>
-SIMDPLAN_INLINE void fk_trig(const RobotView& rb, const V* qv, V* sc) {
-  for (int32_t b = 1; b < rb.n_bodies; ++b)
-    if (rb.body_kind[b] == kBodyRevolute)
-      vsincos(fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b])), sc[2 * b],
-              sc[2 * b + 1]);
+SIMDPLAN_INLINE V body_value(const RobotView& rb, int32_t b, const V* qv) {
+  return fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b]));
 }
 
-// fk_body with the sines and cosines of fk_trig (sc), or computed here when sc is null.
 template <class V>
-SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* frames, const V* sc = nullptr) {
+SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* frames) {
   const float* o = rb.body_origin + 12 * b;
   V* T = frames + 12 * b;
   const int32_t p = rb.body_parent[b];
@@ -47,11 +41,7 @@ SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* fra
     }
     if (kind == kBodyRevolute) {
       V s, c;
-      if (sc) {
-        s = sc[2 * b], c = sc[2 * b + 1];
-      } else {
-        vsincos(fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b])), s, c);
-      }
+      vsincos(body_value(rb, b, qv), s, c);
       // columns 0, 1 of (P R) Rz: c (g0 P_k0) + s (g1 P_k1) and c (g1 P_k1) - s (g0 P_k0)
       const V c0 = c * V::fill(g0), s0 = s * V::fill(g0), c1 = c * V::fill(g1), s1 = s * V::fill(g1);
       for (int i = 0; i < 3; ++i) {
@@ -68,7 +58,7 @@ SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* fra
       T[4 * i + 2] = P[4 * i + k2] * V::fill(g2);
     }
     if (kind == kBodyPrismatic) {
-      const V value = fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b]));
+      const V value = body_value(rb, b, qv);
       for (int i = 0; i < 3; ++i) T[4 * i + 3] = fmadd(value, T[4 * i + 2], T[4 * i + 3]);
     }
     return;
@@ -87,14 +77,10 @@ SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* fra
     }
   }
   if (kind == kBodyFixed) return;
-  const V value = fmadd(qv[rb.body_dof[b]], V::fill(rb.body_scale[b]), V::fill(rb.body_offset[b]));
+  const V value = body_value(rb, b, qv);
   if (kind == kBodyRevolute) {
     V s, c;
-    if (sc) {
-      s = sc[2 * b], c = sc[2 * b + 1];
-    } else {
-      vsincos(value, s, c);
-    }
+    vsincos(value, s, c);
     // T * Rz(value): column 0 <- c col0 + s col1, column 1 <- c col1 - s col0
     for (int i = 0; i < 3; ++i) {
       const V c0 = T[4 * i], c1 = T[4 * i + 1];

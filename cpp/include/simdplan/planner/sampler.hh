@@ -2,8 +2,9 @@
 //
 // Uniform: SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators",
 // OOPSLA 2014); a joint value takes the top 24 bits as a float in [0, 1), scaled to the joint's
-// range in float (the planners' precision), so streams are identical on every platform for a seed. Halton: the radical inverse in the first `dof` primes (Halton 1960), shifted
-// per dimension by a seed-derived offset modulo 1 (a Cranley-Patterson rotation) so seeds differ.
+// range in float (the planners' precision), so streams are identical on every platform for a seed.
+// Halton: the radical inverse in the first `dof` primes (Halton 1960), shifted per dimension by a
+// seed-derived offset modulo 1 (a Cranley-Patterson rotation) so seeds differ.
 #pragma once
 #include <cstdint>
 #include <vector>
