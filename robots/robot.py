@@ -472,18 +472,8 @@ class Robot:
     def static_links(self) -> list[str]:
         """Links no active joint moves (fixed joints, held joints and the links beyond them): the
         same in every configuration. The kernels test their spheres against an environment once."""
-        moving = set(self.joint_names)
-        moved_by = {j.child: (j.name in moving or (j.mimic is not None and j.mimic.joint in moving))
-                    for j in self.description.joints}
-        parent = {j.child: j.parent for j in self.description.joints}
-        out = []
-        for link in self.description.links:
-            x, still = link, True
-            while still and x in parent:
-                still, x = not moved_by[x], parent[x]
-            if still:
-                out.append(link)
-        return out
+        p = self._program
+        return [name for name, body in zip(p.link_names, p.link_body) if body == 0]
 
     def tip_links(self) -> list[list[str]]:
         """The links at the ends of the kinematic tree that joints move, one list per end (per arm):
