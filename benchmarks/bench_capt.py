@@ -192,7 +192,7 @@ def baseline_ns(points, centers, radii, repeats, brute_max) -> dict:
 
 
 # VAMP's release flags for GCC on x86-64 (its cmake/CompilerSettings.cmake), with the fixed ISA level
-# that vamp_offline/build.sh gives VAMP itself (AVX2 + FMA: its 8-wide vectors), not -march=native
+# that vamp_offline/build.sh gives VAMP itself (AVX2 + FMA: its 8-wide vectors), not tuned to the building CPU
 VAMP_CXX_FLAGS = ["-std=c++17", "-O3", "-march=x86-64-v3", "-fno-math-errno", "-fno-signed-zeros", "-fno-trapping-math",
                   "-fno-rounding-math", "-ffp-contract=fast", "-fassociative-math", "-Wno-ignored-attributes"]
 

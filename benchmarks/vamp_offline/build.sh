@@ -7,7 +7,7 @@
 # What differs from an upstream build (README.md here): its three GitHub dependencies are replaced
 # by the stand-ins in shims/, nanobind comes from PyPI, and its ISA is a fixed level,
 # VAMP_ARCH = -march=x86-64-v3 (AVX2 + FMA, what VAMP's 8-wide vectors need), not its default
-# -march=native, so the build does not depend on the machine that runs it. x86-64 only, as VAMP is.
+# -march for the host CPU, so the build does not depend on the machine that runs it. x86-64 only, as VAMP is.
 set -euo pipefail
 [ "$(uname -m)" = x86_64 ] || { echo "vamp_offline: VAMP's vectors here are x86-64 AVX2 only" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
