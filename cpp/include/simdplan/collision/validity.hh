@@ -254,61 +254,59 @@ SIMDPLAN_INLINE bool pair_vs_self(const RobotView& rb, const LaneScratch<V>& s, 
   using M = typename V::Mask;
   const int32_t a = rb.pairs[2 * p], g = rb.pairs[2 * p + 1];
   const V brg = V::fill(rb.group_bound[4 * g + 3] + padding);
-  {
-    const V bra = V::fill(rb.group_bound[4 * a + 3] + padding);
-    s.ensure_bound(rb, a);
-    s.ensure_bound(rb, g);
-    auto cand = sphere_sphere_hit2(s.bx[a], s.by[a], s.bz[a], bra, s.bx[g], s.by[g], s.bz[g], brg) & ~done;
-    if (!cand.any()) return false;
-    s.place(rb, a);
-    s.place(rb, g);
-    const int32_t lb = rb.pair_ranges[2 * p], le = rb.pair_ranges[2 * p + 1];
-    if (lb >= 0 && padding <= rb.list_max_padding) {
-      // PERF: only the sphere pairs that can touch at all (certified per robot; for the panda's
-      // wrist against its hand 54 of 216), and of those only the ones whose first sphere (the list
-      // is sorted by it) reaches g's bound: the lists alone cut random configurations' kernel
-      // instructions by 31% but cost planning 75% more self-collision work than the bound test
-      // alone (47M vs 27M). Both together: random configurations -7.5% against lists alone;
-      // planning -3.8%, within the 2% spread of those runs (callgrind, AVX2).
-      int32_t cur = -1;
-      M near = M::none();
-      for (int32_t k = lb; k < le; ++k) {
-        const int32_t i = rb.sphere_pairs[2 * k], j = rb.sphere_pairs[2 * k + 1];
-        const V ri = V::fill(rb.spheres[4 * i + 3] + padding);
-        if (i != cur) {
-          cur = i;
-          near = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.bx[g], s.by[g], s.bz[g], brg) & cand;
-        }
-        if (!near.any()) continue;
-        const M h = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.sx[j], s.sy[j], s.sz[j],
-                                       V::fill(rb.spheres[4 * j + 3] + padding)) &
-                    near;
-        if (h.any()) {
-          if (mark_hits(h, done, cand, stop_at_first)) return true;
-          near = near & ~h;
-          if (!cand.any()) break;
-        }
-      }
-      return false;
-    }
-    // PERF: neighbouring groups (wrist vs hand) overlap in nearly every configuration; testing each
-    // sphere of the larger group against the other group's bound first cut the self-collision
-    // work of random panda configurations about fourfold (callgrind, instructions per config).
-    const bool a_outer = (rb.group_end[a] - rb.group_begin[a]) >= (rb.group_end[g] - rb.group_begin[g]);
-    const int32_t outer = a_outer ? a : g, inner = a_outer ? g : a;
-    const V bix = s.bx[inner], biy = s.by[inner], biz = s.bz[inner];
-    const V bir = a_outer ? brg : bra;
-    for (int32_t i = rb.group_begin[outer]; i < rb.group_end[outer] && cand.any(); ++i) {
+  const V bra = V::fill(rb.group_bound[4 * a + 3] + padding);
+  s.ensure_bound(rb, a);
+  s.ensure_bound(rb, g);
+  auto cand = sphere_sphere_hit2(s.bx[a], s.by[a], s.bz[a], bra, s.bx[g], s.by[g], s.bz[g], brg) & ~done;
+  if (!cand.any()) return false;
+  s.place(rb, a);
+  s.place(rb, g);
+  const int32_t lb = rb.pair_ranges[2 * p], le = rb.pair_ranges[2 * p + 1];
+  if (lb >= 0 && padding <= rb.list_max_padding) {
+    // PERF: only the sphere pairs that can touch at all (certified per robot; for the panda's
+    // wrist against its hand 54 of 216), and of those only the ones whose first sphere (the list
+    // is sorted by it) reaches g's bound: the lists alone cut random configurations' kernel
+    // instructions by 31% but cost planning 75% more self-collision work than the bound test
+    // alone (47M vs 27M). Both together: random configurations -7.5% against lists alone;
+    // planning -3.8%, within the 2% spread of those runs (callgrind, AVX2).
+    int32_t cur = -1;
+    M near = M::none();
+    for (int32_t k = lb; k < le; ++k) {
+      const int32_t i = rb.sphere_pairs[2 * k], j = rb.sphere_pairs[2 * k + 1];
       const V ri = V::fill(rb.spheres[4 * i + 3] + padding);
-      const M near = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, bix, biy, biz, bir) & cand;
+      if (i != cur) {
+        cur = i;
+        near = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.bx[g], s.by[g], s.bz[g], brg) & cand;
+      }
       if (!near.any()) continue;
-      for (int32_t j = rb.group_begin[inner]; j < rb.group_end[inner]; ++j) {
-        const V rj = V::fill(rb.spheres[4 * j + 3] + padding);
-        const M h = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.sx[j], s.sy[j], s.sz[j], rj) & near;
-        if (h.any()) {
-          if (mark_hits(h, done, cand, stop_at_first)) return true;
-          if (!cand.any()) break;
-        }
+      const M h = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.sx[j], s.sy[j], s.sz[j],
+                                     V::fill(rb.spheres[4 * j + 3] + padding)) &
+                  near;
+      if (h.any()) {
+        if (mark_hits(h, done, cand, stop_at_first)) return true;
+        near = near & ~h;
+        if (!cand.any()) break;
+      }
+    }
+    return false;
+  }
+  // PERF: neighbouring groups (wrist vs hand) overlap in nearly every configuration; testing each
+  // sphere of the larger group against the other group's bound first cut the self-collision
+  // work of random panda configurations about fourfold (callgrind, instructions per config).
+  const bool a_outer = (rb.group_end[a] - rb.group_begin[a]) >= (rb.group_end[g] - rb.group_begin[g]);
+  const int32_t outer = a_outer ? a : g, inner = a_outer ? g : a;
+  const V bix = s.bx[inner], biy = s.by[inner], biz = s.bz[inner];
+  const V bir = a_outer ? brg : bra;
+  for (int32_t i = rb.group_begin[outer]; i < rb.group_end[outer] && cand.any(); ++i) {
+    const V ri = V::fill(rb.spheres[4 * i + 3] + padding);
+    const M near = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, bix, biy, biz, bir) & cand;
+    if (!near.any()) continue;
+    for (int32_t j = rb.group_begin[inner]; j < rb.group_end[inner]; ++j) {
+      const V rj = V::fill(rb.spheres[4 * j + 3] + padding);
+      const M h = sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], ri, s.sx[j], s.sy[j], s.sz[j], rj) & near;
+      if (h.any()) {
+        if (mark_hits(h, done, cand, stop_at_first)) return true;
+        if (!cand.any()) break;
       }
     }
   }
