@@ -13,7 +13,46 @@ namespace simdplan::bind {
 
 namespace {
 
+using planner::Deadline;
 using planner::PlannerSettings;
+
+const char* stop_name(Deadline::Stop s) {
+  return s == Deadline::Stop::time_limit ? "time_limit" : s == Deadline::Stop::interrupted ? "interrupted" : "";
+}
+
+// Ctrl-C for long calls made with the GIL released: Python runs signal handlers only in the main
+// thread and only when asked, so a Deadline polls this (every few ms): it takes the GIL and runs
+// pending handlers. A handler that raises (KeyboardInterrupt) leaves its exception set; the call
+// then stops and the binding re-raises it. Off the main thread there is nothing to poll.
+class PythonSignals final : public planner::Interrupt {
+ public:
+  bool requested() override {
+    nb::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  }
+
+  // an interrupt for a call made from this thread, or nullptr off the main thread (GIL held)
+  static planner::Interrupt* for_this_thread() {
+    static PythonSignals signals;
+    return on_main_thread() ? &signals : nullptr;
+  }
+
+ private:
+  static bool on_main_thread() {
+    static const unsigned long main_ident = [] {
+      nb::object threading = nb::module_::import_("threading");
+      return nb::cast<unsigned long>(threading.attr("main_thread")().attr("ident"));
+    }();
+    return PyThread_get_thread_ident() == main_ident;
+  }
+};
+
+// after a call that stopped on an interrupt: the handler's exception, re-raised (GIL held)
+void raise_if_interrupted(Deadline::Stop stopped) {
+  if (stopped != Deadline::Stop::interrupted) return;
+  if (PyErr_Occurred()) throw nb::python_error();
+  throw std::runtime_error("interrupted");  // unreachable: requested() is true only with an exception set
+}
 using planner::Sampler;
 
 nb::dict to_python(const PlanOutput& out, int32_t dof) {
@@ -27,7 +66,10 @@ nb::dict to_python(const PlanOutput& out, int32_t dof) {
   std::copy(out.initial_path.begin(), out.initial_path.end(), ip);
   d["path"] = path;
   d["initial_path"] = initial;
-  d["interpolated"] = out.interpolated;
+  using Interpolation = planner::Simplifier::Interpolation;
+  static const char* const kInterpolation[] = {"done", "collision", "too_many", "time_limit"};
+  d["interpolation"] = kInterpolation[int32_t(out.interpolation)];
+  d["stopped"] = stop_name(out.stopped);
   const planner::PlannerStats& s = out.stats;
   nb::dict st;
   st["iterations"] = s.iterations;
@@ -127,11 +169,13 @@ void bind_planner(nb::module_& m) {
          const InArray& goals, const PlannerSettings& s) {
         const int32_t dof = robot.dof();
         const std::vector<double> q0 = start_of(start, dof), qg = goals_of(goals, dof);
+        planner::Interrupt* interrupt = PythonSignals::for_this_thread();
         PlanOutput out;
         {
           nb::gil_scoped_release release;
-          out = plan(robot, env, name, q0.data(), qg.data(), int32_t(qg.size() / (dof ? dof : 1)), s);
+          out = plan(robot, env, name, q0.data(), qg.data(), int32_t(qg.size() / (dof ? dof : 1)), s, interrupt);
         }
+        raise_if_interrupted(out.stopped);
         return to_python(out, dof);
       },
       nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"));
@@ -143,8 +187,15 @@ void bind_planner(nb::module_& m) {
       .def(
           "grow",
           [](PrmSession& p, int64_t n, double time_limit) {
-            nb::gil_scoped_release release;
-            return p.grow(n, time_limit);
+            planner::Interrupt* interrupt = PythonSignals::for_this_thread();
+            Deadline::Stop stopped = Deadline::Stop::none;
+            int64_t drawn;
+            {
+              nb::gil_scoped_release release;
+              drawn = p.grow(n, time_limit, interrupt, &stopped);
+            }
+            raise_if_interrupted(stopped);
+            return drawn;
           },
           nb::arg("n_samples"), nb::arg("time_limit"))
       .def(
@@ -153,11 +204,13 @@ void bind_planner(nb::module_& m) {
              const PlannerSettings& s) {
             const int32_t dof = robot.dof();
             const std::vector<double> q0 = start_of(start, dof), qg = goals_of(goals, dof);
+            planner::Interrupt* interrupt = PythonSignals::for_this_thread();
             PlanOutput out;
             {
               nb::gil_scoped_release release;
-              out = p.query(q0.data(), qg.data(), int32_t(qg.size() / (dof ? dof : 1)), s);
+              out = p.query(q0.data(), qg.data(), int32_t(qg.size() / (dof ? dof : 1)), s, interrupt);
             }
+            raise_if_interrupted(out.stopped);
             return to_python(out, dof);
           },
           nb::arg("robot"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"))

@@ -8,7 +8,6 @@
 #include "simdplan/planner/checker.hh"
 #include "simdplan/planner/rrt.hh"
 #include "simdplan/planner/rrtc.hh"
-#include "simdplan/planner/simplify.hh"
 
 namespace simdplan {
 namespace {
@@ -40,6 +39,8 @@ std::vector<double> to_double(const std::vector<float>& v) { return std::vector<
 
 // shared tail of every planner: simplification, interpolation, costs, output
 void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, planner::Rng& rng, PlanOutput& out) {
+  // NOTE: simplification and interpolation run on the plan's deadline (set on the checker): cut
+  // short, the path keeps every edge it had checked so far
   const int32_t dof = check.dof();
   out.success = !path.empty();
   if (!out.success) return;
@@ -58,7 +59,7 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
     simp.smooth(path, s.smooth_passes);
     simp.reduce_vertices(path);
   }
-  if (s.interpolate > 0) out.interpolated = simp.interpolate(path, s.interpolate);
+  if (s.interpolate > 0) out.interpolation = simp.interpolate(path, s.interpolate);
   out.stats.simplify_time_ns = ns_since(t0);
   out.stats.final_cost = planner::path_cost(path, dof);
   out.path = to_double(path);
@@ -75,8 +76,9 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
 }  // namespace
 
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
-                const double* goals, int32_t n_goals, const PlannerSettings& s) {
+                const double* goals, int32_t n_goals, const PlannerSettings& s, planner::Interrupt* interrupt) {
   check_problem(s, n_goals);
+  const planner::Deadline deadline(s.time_limit, interrupt);
   robot.require_clouds(env, s.padding);
   if (s.certified) robot.require_distances(env);
   const int32_t dof = robot.dof();
@@ -84,25 +86,27 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
   PlanOutput out;
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 s.min_step);
+  check.set_deadline(&deadline);
   std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
   const auto t0 = Clock::now();
   std::vector<float> path;
   if (name == "rrtc") {
-    path = planner::rrt_connect(check, lo, hi, q0.data(), qg, s, out.stats);
+    path = planner::rrt_connect(check, lo, hi, q0.data(), qg, s, out.stats, deadline);
   } else if (name == "rrt") {
-    path = planner::rrt(check, lo, hi, q0.data(), qg, s, out.stats);
+    path = planner::rrt(check, lo, hi, q0.data(), qg, s, out.stats, deadline);
   } else if (name == "prm") {
     planner::Roadmap roadmap(dof);
     planner::ConfigSampler sampler(s.sampler, s.seed, lo, hi);
-    path = planner::prm_query(roadmap, check, sampler, q0.data(), qg, s, out.stats);
+    path = planner::prm_query(roadmap, check, sampler, q0.data(), qg, s, out.stats, deadline);
   } else {
     throw std::invalid_argument("unknown planner '" + name + "': expected rrtc, rrt or prm");
   }
   out.stats.planning_time_ns = ns_since(t0);
   planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
   finish(check, std::move(path), s, rng, out);
+  out.stopped = deadline.stopped();
   return out;
 }
 
@@ -115,17 +119,24 @@ PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const Pl
       roadmap_(robot.dof()),
       sampler_(settings.sampler, settings.seed, lower_, upper_) {}
 
-int64_t PrmSession::grow(int64_t n_samples, double time_limit) {
+int64_t PrmSession::grow(int64_t n_samples, double time_limit, planner::Interrupt* interrupt,
+                         planner::Deadline::Stop* stopped) {
+  const planner::Deadline deadline(time_limit, interrupt);
   robot_.require_clouds(env_, settings_.padding);
   if (settings_.certified) robot_.require_distances(env_);
   PlannerStats stats;
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_, stats,
                 settings_.certified, settings_.min_step);
-  return roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, planner::Deadline(time_limit));
+  check.set_deadline(&deadline);
+  const int64_t drawn = roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, deadline);
+  if (stopped != nullptr) *stopped = deadline.stopped();
+  return drawn;
 }
 
-PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s) {
+PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s,
+                             planner::Interrupt* interrupt) {
   check_problem(s, n_goals);
+  const planner::Deadline deadline(s.time_limit, interrupt);
   robot_.require_clouds(env_, settings_.padding);
   if (settings_.certified) robot_.require_distances(env_);
   PlanOutput out;
@@ -133,6 +144,7 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   // uses those too, so every roadmap edge has one meaning.
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
                 out.stats, settings_.certified, settings_.min_step);
+  check.set_deadline(&deadline);
   const int32_t dof = robot_.dof();
   std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
   check.clamp(q0.data());
@@ -144,10 +156,11 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   qs.certified = settings_.certified;
   qs.min_step = settings_.min_step;
   const auto t0 = Clock::now();
-  std::vector<float> path = planner::prm_query(roadmap_, check, sampler_, q0.data(), qg, qs, out.stats);
+  std::vector<float> path = planner::prm_query(roadmap_, check, sampler_, q0.data(), qg, qs, out.stats, deadline);
   out.stats.planning_time_ns = ns_since(t0);
   planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
   finish(check, std::move(path), qs, rng, out);
+  out.stopped = deadline.stopped();
   return out;
 }
 

@@ -10,6 +10,8 @@
 #include "simdplan/planner/planner_settings.hh"
 #include "simdplan/planner/prm.hh"
 #include "simdplan/planner/sampler.hh"
+#include "simdplan/planner/simplify.hh"
+#include "simdplan/planner/deadline.hh"
 
 namespace simdplan {
 
@@ -17,20 +19,29 @@ struct PlanOutput {
   bool success = false;
   std::vector<double> path;          // rows of dof, start .. goal (after simplification)
   std::vector<double> initial_path;  // as the planner found it
-  bool interpolated = true;          // false if interpolation was asked for and refused (see Simplifier)
+  // interpolation's outcome when asked for (Simplifier::interpolate); `done` also when not asked
+  planner::Simplifier::Interpolation interpolation = planner::Simplifier::Interpolation::done;
+  // why the call ended early (time limit: the path, if any, is as simplified as time allowed)
+  planner::Deadline::Stop stopped = planner::Deadline::Stop::none;
   planner::PlannerStats stats;
 };
 
 // start: dof values; goals: n_goals x dof. Start and goals must be valid (the Python facade checks).
+// settings.time_limit bounds the whole call (planning, simplification, interpolation); interrupt
+// (optional) is polled as well, e.g. for Ctrl-C.
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& planner, const double* start,
-                const double* goals, int32_t n_goals, const planner::PlannerSettings& settings);
+                const double* goals, int32_t n_goals, const planner::PlannerSettings& settings,
+                planner::Interrupt* interrupt = nullptr);
 
 // A PRM roadmap bound to one robot and environment, grown across queries.
 class PrmSession {
  public:
   PrmSession(const RobotModel& robot, const Environment& env, const planner::PlannerSettings& settings);
-  PlanOutput query(const double* start, const double* goals, int32_t n_goals, const planner::PlannerSettings& s);
-  int64_t grow(int64_t n_samples, double time_limit);
+  PlanOutput query(const double* start, const double* goals, int32_t n_goals, const planner::PlannerSettings& s,
+                   planner::Interrupt* interrupt = nullptr);
+  // returns samples drawn; *stopped says whether the deadline or the interrupt cut it short
+  int64_t grow(int64_t n_samples, double time_limit, planner::Interrupt* interrupt = nullptr,
+               planner::Deadline::Stop* stopped = nullptr);
   int32_t vertices() const { return roadmap_.size(); }
   int64_t edges() const { return roadmap_.edges(); }
 

@@ -18,6 +18,7 @@
 
 #include "simdplan/collision/certified_link.hh"
 #include "simdplan/kernels.hh"
+#include "simdplan/planner/deadline.hh"
 #include "simdplan/planner/planner_settings.hh"
 
 namespace simdplan::planner {
@@ -94,8 +95,22 @@ class Checker {
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.edge_checks += 1;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_), &state_);
+    if (deadline_ == nullptr || last - first < kDeadlineChunk)
+      return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_), &state_);
+    // A long edge (a fine resolution, a long shortcut) is checked in chunks with the deadline asked
+    // between them, so one edge cannot hold a call past its time limit. An edge cut short counts
+    // as not free: callers then see the deadline passed and stop.
+    for (int64_t lo = first; lo <= last; lo += kDeadlineChunk) {
+      if (deadline_->passed()) return false;
+      const int64_t hi = std::min(last, lo + kDeadlineChunk - 1);
+      if (!k_.check_motion(&rb_, &env_, a, b, n, lo, hi, padding_, aligned(lanes_), &state_)) return false;
+    }
+    return true;
   }
+
+  // Long Link checks ask this deadline between chunks of samples (nullptr: never cut short).
+  void set_deadline(const Deadline* deadline) { deadline_ = deadline; }
+  const Deadline* deadline() const { return deadline_; }
 
  private:
   static float* aligned(std::vector<float>& v) {
@@ -115,6 +130,10 @@ class Checker {
   std::unique_ptr<CertifiedLink> certified_;
   bool prefilter_ = true;
   CheckState state_;  // what this planner's edge checks learned (collision/check_state.hh)
+  const Deadline* deadline_ = nullptr;
+  // samples per chunk of a long Link check: at most a few ms for the largest robots we measured,
+  // and far above a planner edge's samples (range x resolution, about 32), which stay one call
+  static constexpr int64_t kDeadlineChunk = 4096;
 };
 
 }  // namespace simdplan::planner

@@ -7,11 +7,15 @@
 // until a start-goal component is shared (union-find) or the budget ends, then returns the
 // shortest roadmap path (Dijkstra). Query vertices stay in the roadmap for later queries.
 #pragma once
+#include <cmath>
 #include <functional>
 #include <queue>
 #include <vector>
 
-#include "simdplan/planner/rrtc.hh"
+#include "simdplan/planner/checker.hh"
+#include "simdplan/planner/deadline.hh"
+#include "simdplan/planner/nearest.hh"
+#include "simdplan/planner/sampler.hh"
 
 namespace simdplan::planner {
 
@@ -101,12 +105,12 @@ class Roadmap {
   int64_t n_edges_ = 0;
 };
 
-// One PRM query on `roadmap` (grown as needed, within max_iterations samples and the time limit).
+// One PRM query on `roadmap` (grown as needed, within max_iterations samples and the deadline).
 inline std::vector<float> prm_query(Roadmap& roadmap, Checker& check, ConfigSampler& sampler, const float* start,
-                                    const std::vector<float>& goals, const PlannerSettings& s, PlannerStats& stats) {
+                                    const std::vector<float>& goals, const PlannerSettings& s, PlannerStats& stats,
+                                    const Deadline& deadline) {
   const int32_t dof = check.dof();
   const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
-  const Deadline deadline(s.time_limit);
   const int32_t vs = roadmap.add_vertex(check, start, s.prm_neighbors);
   std::vector<int32_t> vg;
   for (int32_t g = 0; g < n_goals; ++g) vg.push_back(roadmap.add_vertex(check, goals.data() + g * dof, s.prm_neighbors));

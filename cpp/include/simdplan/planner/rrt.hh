@@ -13,13 +13,12 @@ namespace simdplan::planner {
 
 inline std::vector<float> rrt(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
                               const float* start, const std::vector<float>& goals, const PlannerSettings& s,
-                              PlannerStats& stats) {
+                              PlannerStats& stats, const Deadline& deadline) {
   const int32_t dof = check.dof();
   const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
   Tree t(dof);
   t.add(start, -1);
   ConfigSampler sampler(s.sampler, s.seed, lower, upper);
-  const Deadline deadline(s.time_limit);
   std::vector<float> q_rand(dof), q_near(dof), q_new(dof), path;
   for (int64_t it = 0; it < s.max_iterations; ++it) {
     stats.iterations = it + 1;

@@ -15,30 +15,17 @@
 //
 // Contract: start and goals are valid configurations inside the limits (the Python facade checks
 // and reports). Returns the path start .. goal as flat dof-float rows; empty if none was found
-// within max_iterations / time_limit. Deterministic for a seed unless the time limit cuts it.
+// within max_iterations / the deadline. Deterministic for a seed unless the deadline cuts it.
 #pragma once
-#include <chrono>
 #include <cmath>
 #include <vector>
 
 #include "simdplan/planner/checker.hh"
+#include "simdplan/planner/deadline.hh"
 #include "simdplan/planner/sampler.hh"
 #include "simdplan/planner/tree.hh"
 
 namespace simdplan::planner {
-
-class Deadline {
- public:
-  explicit Deadline(double seconds)
-      : unlimited_(!(seconds > 0)),
-        end_(std::chrono::steady_clock::now() +
-             std::chrono::nanoseconds(unlimited_ ? 0 : int64_t(std::min(seconds, 1e9) * 1e9))) {}
-  bool passed() const { return !unlimited_ && std::chrono::steady_clock::now() >= end_; }
-
- private:
-  bool unlimited_;
-  std::chrono::steady_clock::time_point end_;
-};
 
 // q_new = a + (b - a) * min(1, range / |b - a|); returns the distance |q_new - a|
 inline double steer(const Checker& check, const float* a, const float* b, double range, float* out) {
@@ -63,7 +50,7 @@ inline constexpr int64_t kDomainsAfter = 16;
 
 inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
                                       const float* start, const std::vector<float>& goals, const PlannerSettings& s,
-                                      PlannerStats& stats) {
+                                      PlannerStats& stats, const Deadline& deadline) {
   const int32_t dof = check.dof();
   const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
   std::vector<float> path;
@@ -82,7 +69,6 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
   Tree* a = &ta;
   Tree* b = &tb;
   ConfigSampler sampler(s.sampler, s.seed, lower, upper);
-  const Deadline deadline(s.time_limit);
   std::vector<float> q_rand(dof), q_near(dof), q_new(dof), q_step(dof);
   bool domains = false;                      // dynamic domains in force
   bool domains_wanted = s.dynamic_domain;  // not yet started, or not dropped
@@ -117,7 +103,9 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
     auto [bn, bd2] = b->nn.nearest(q_new.data());
     int32_t cur = bn;
     bool reached = false;
-    for (;;) {
+    for (int64_t step = 1;; ++step) {
+      // a connect runs many steps when range is short against the gap: it must see the deadline too
+      if ((step & 15) == 0 && deadline.passed()) break;
       b->nn.get(cur, q_near.data());
       const double moved = steer(check, q_near.data(), q_new.data(), s.range, q_step.data());
       if (!check.motion(q_near.data(), q_step.data(), Checker::Known::start)) break;

@@ -9,6 +9,8 @@
 // high-quality paths for motion planning", IJRR 2007, doi:10.1177/0278364907079280), and Laplacian
 // smoothing (move a vertex halfway toward its neighbours' midpoint when both new edges are free and
 // the path gets shorter).
+// Every step stops when the checker's deadline passes (Checker::set_deadline): the path is then as
+// far as it got, and every edge of it still passed Link.
 #pragma once
 #include <cmath>
 #include <vector>
@@ -33,6 +35,7 @@ class Simplifier {
     bool changed = false;
     size_t i = 0;
     while (rows(p) >= 3 && i + 2 < rows(p)) {
+      if (out_of_time()) break;
       if (check_.motion(row(p, i), row(p, i + 2), Known::both)) {
         p.erase(p.begin() + (i + 1) * dof_, p.begin() + (i + 2) * dof_);
         changed = true;
@@ -51,6 +54,7 @@ class Simplifier {
     bool changed = false;
     for (size_t i = 0; i + 2 < rows(p); ++i) {
       for (size_t j = rows(p) - 1; j >= i + 2; --j) {
+        if (out_of_time()) return changed;
         if (!check_.motion(row(p, i), row(p, j), Known::both)) continue;
         p.erase(p.begin() + (i + 1) * dof_, p.begin() + j * dof_);
         changed = true;
@@ -64,6 +68,7 @@ class Simplifier {
   void shortcut(std::vector<float>& p, int32_t attempts) {
     std::vector<float> a(dof_), b(dof_);
     for (int32_t it = 0; it < attempts && rows(p) >= 3; ++it) {
+      if (out_of_time()) return;
       const int64_t edges = int64_t(rows(p)) - 1;
       int64_t e1 = rng_.below(edges), e2 = rng_.below(edges);
       if (e1 == e2) continue;
@@ -95,6 +100,7 @@ class Simplifier {
     std::vector<float> c(dof_);
     for (int32_t pass = 0; pass < passes; ++pass) {
       for (size_t i = 1; i + 1 < rows(p); ++i) {
+        if (out_of_time()) return;
         const float* prev = row(p, i - 1);
         const float* cur = row(p, i);
         const float* next = row(p, i + 1);
@@ -109,24 +115,46 @@ class Simplifier {
     }
   }
 
+  // Outcome of interpolate(); the path is unchanged unless `done`.
+  enum class Interpolation : int32_t { done = 0, collision = 1, too_many = 2, stopped = 3 };
+  // waypoints an interpolated path may have at most (memory: rows x dof floats, twice on the way out)
+  static constexpr int64_t kMaxWaypoints = 1000000;
+
   // Inserts waypoints so no edge is longer than 1 / per_unit. When per_unit is no finer than the
   // check resolution, the waypoints are placed at parameters t_i = i/n the edge's Link check already
   // tested (positions equal to float rounding: the SIMD kernels may fuse the multiply-add), so each
-  // new edge is covered by checked samples at the same spacing and needs no new check. Finer than that, new edges are checked; if one fails (a graze the
-  // coarser check stepped over), the path is left unchanged and false is returned.
-  bool interpolate(std::vector<float>& p, double per_unit) {
-    std::vector<float> out(p.begin(), p.begin() + dof_), q(dof_);
+  // new edge is covered by checked samples at the same spacing and needs no new check. Finer than
+  // that, new edges are checked; if one fails (a graze the coarser check stepped over), the path is
+  // left unchanged: `collision`. A result over kMaxWaypoints is not built: `too_many`. The deadline
+  // passing leaves the path unchanged: `stopped`.
+  Interpolation interpolate(std::vector<float>& p, double per_unit) {
+    // pieces per edge, counted first so an absurd request costs no memory
+    std::vector<int64_t> steps(rows(p), 0), pieces(rows(p), 0);
+    int64_t total = 1;
     for (size_t r = 1; r < rows(p); ++r) {
       const float* a = row(p, r - 1);
       const float* b = row(p, r);
       const double len = Checker::distance(a, b, dof_);
       const int64_t n = check_.intervals(a, b);
       // samples per piece so that pieces are at most 1 / per_unit long
-      const int64_t step = (per_unit <= check_.resolution() && len > 0)
-                               ? std::max<int64_t>(1, int64_t(std::floor(double(n) / (len * per_unit))))
-                               : 0;
-      if (step > 0) {
-        for (int64_t i = step; i < n; i += step) {
+      steps[r] = (per_unit <= check_.resolution() && len > 0)
+                     ? std::max<int64_t>(1, int64_t(std::floor(double(n) / (len * per_unit))))
+                     : 0;
+      const double m = steps[r] > 0 ? std::ceil(double(n) / double(steps[r])) : std::max(1.0, std::ceil(len * per_unit));
+      if (m > double(kMaxWaypoints)) return Interpolation::too_many;
+      pieces[r] = int64_t(m);
+      total += pieces[r];
+      if (total > kMaxWaypoints) return Interpolation::too_many;
+    }
+    std::vector<float> out(p.begin(), p.begin() + dof_), q(dof_);
+    out.reserve(size_t(total) * dof_);
+    for (size_t r = 1; r < rows(p); ++r) {
+      if (out_of_time()) return Interpolation::stopped;
+      const float* a = row(p, r - 1);
+      const float* b = row(p, r);
+      if (steps[r] > 0) {
+        const int64_t n = check_.intervals(a, b);
+        for (int64_t i = steps[r]; i < n; i += steps[r]) {
           const float t = float(double(i) / double(n));
           for (int32_t j = 0; j < dof_; ++j) q[j] = a[j] + t * (b[j] - a[j]);
           out.insert(out.end(), q.begin(), q.end());
@@ -134,21 +162,24 @@ class Simplifier {
         out.insert(out.end(), b, b + dof_);
         continue;
       }
-      const int64_t m = std::max<int64_t>(1, int64_t(std::ceil(len * per_unit)));
+      const int64_t m = pieces[r];
       for (int64_t i = 1; i <= m; ++i) {
+        if ((i & 255) == 0 && out_of_time()) return Interpolation::stopped;
         lerp(a, b, float(double(i) / double(m)), q.data());
         check_.clamp(q.data());
         if (i == m) std::copy(b, b + dof_, q.begin());
-        if (m > 1 && !check_.motion(&out[out.size() - dof_], q.data(), Known::start)) return false;
+        if (m > 1 && !check_.motion(&out[out.size() - dof_], q.data(), Known::start))
+          return out_of_time() ? Interpolation::stopped : Interpolation::collision;
         out.insert(out.end(), q.begin(), q.end());
       }
     }
     p.swap(out);
-    return true;
+    return Interpolation::done;
   }
 
  private:
   using Known = Checker::Known;
+  bool out_of_time() const { return check_.deadline() != nullptr && check_.deadline()->passed(); }
   size_t rows(const std::vector<float>& p) const { return p.size() / dof_; }
   float* row(std::vector<float>& p, size_t r) const { return p.data() + r * dof_; }
   void lerp(const float* a, const float* b, float t, float* out) const {
