@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 import warnings
 
 import numpy as np
 
 from simdplan import _core
 from simdplan.planner.result import PlanResult
-from simdplan.planner.settings import PlannerSettings
-from simdplan.robots.robot import _env_model
+from simdplan.planner.settings import PlannerSettings, check_range
 
 
 class InvalidProblemError(ValueError):
@@ -77,11 +77,12 @@ def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
     return c
 
 
-def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 0.0
+def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 0.0, model=None
              ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
     """Validated (dof,) start and (m, dof) goals, continuous joints wrapped and values within
     ``limit_tolerance`` of a limit moved onto it; and (how many values were moved, a note saying
-    which, "" if none)."""
+    which, "" if none). ``model``: the compiled environment snapshot the plan will use (checked
+    against that one, so a concurrent change to ``env`` cannot make them disagree)."""
     dof = robot.dof
     try:
         start = np.array(start, dtype=np.float64)
@@ -109,7 +110,7 @@ def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 
     # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the
     # error (this function was ~20 of the ~50 us of Python around a plan() call)
     try:
-        ok = robot.is_valid_many(both, env, padding)
+        ok = robot.is_valid_many(both, env, padding) if model is None else robot._model.is_valid_many(model, both, padding)
     except ValueError:
         if not np.isfinite(both).all():
             raise ValueError("start and goals must be finite") from None
@@ -154,16 +155,37 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     with ``link="certified"`` was proven collision-free between its ends (Robot.certify_motion,
     giving up on stretches shorter than ``min_step``).
     """
+    _check_types(robot, env)
     s = _settings(planner, settings)
-    robot._fit_clouds(env, s.padding)  # point-cloud trees answer this robot's radii (built once)
-    start, goals, note = _problem(robot, env, start, goals, s.padding, s.limit_tolerance)
+    _check_range(s, robot)
+    # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
+    # once), nearest-point trees for certified Link
+    model = robot._prepared_env(env, s.padding, nearest=s.link == "certified")
+    start, goals, note = _problem(robot, env, start, goals, s.padding, s.limit_tolerance, model)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl
 
         return _noted(plan_ompl(robot, env, start, goals, s), note)
-    model = robot._distance_env(env) if s.link == "certified" else _env_model(env)
     out = _core.plan(robot._model, model, s.planner, start, goals, _core_settings(s, robot))
     return _noted(_result(out, s, robot, start, goals), note)
+
+
+def _check_types(robot, env) -> None:
+    from simdplan.collision.environment import Environment
+    from simdplan.robots.robot import Robot
+
+    if not isinstance(robot, Robot):
+        raise TypeError(f"robot must be a simdplan.Robot, got {type(robot).__name__}")
+    if env is not None and not isinstance(env, Environment):
+        raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
+
+
+def _check_range(s: PlannerSettings, robot) -> None:
+    """The range / resolution pair actually used (robot defaults filled in) must advance a tree."""
+    if s.range is None and s.resolution is None:
+        return  # the robot's defaults are derived to satisfy it
+    check_range(robot.default_range if s.range is None else s.range,
+                robot.resolution if s.resolution is None else s.resolution)
 
 
 def _noted(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
@@ -178,20 +200,33 @@ def _result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
     path = np.asarray(out["path"])
     stats = dict(out["stats"])
     stats["isa"] = _core.isa()
-    message = ""
+    stats["stopped"] = out["stopped"]  # "" or "time_limit": the call's deadline cut it short
+    notes = []
     if out["success"]:
         # NOTE: the planner checked the float32 roundings of start and goal (<= 1 ulp away); the
         # caller gets back exactly the configurations it gave.
         path[0] = start
         path[-1] = goals[stats["goal_index"]]
-        if not out["interpolated"]:
-            message = "interpolation refused: a finer edge check found a collision; path left at its waypoints"
+        if out["stopped"] and s.simplify:
+            notes.append(f"simplification stopped at the time limit ({s.time_limit:g} s): the path is "
+                         "simplified only in part")
+        if s.interpolate is not None and out["interpolation"] != "done":
+            notes.append(_INTERPOLATION_REFUSED[out["interpolation"]])
     else:
         path = np.zeros((0, robot.dof))
-        message = (f"no path found within {stats['iterations']} iterations"
-                   + (f" / {s.time_limit:g} s" if s.time_limit > 0 else ""))
+        notes.append(f"no path found within {stats['iterations']} iterations"
+                     + (f" / {s.time_limit:g} s" if s.time_limit > 0 else ""))
+    message = "; ".join(notes)
     stats["waypoints"] = len(path)
     return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message)
+
+
+_INTERPOLATION_REFUSED = {
+    "collision": "interpolation refused: a finer edge check found a collision; path left at its waypoints",
+    "too_many": "interpolation refused: it would make more than 1,000,000 waypoints; path left at its "
+                "waypoints (lower interpolate)",
+    "time_limit": "interpolation stopped at the time limit; path left at its waypoints",
+}
 
 
 class Roadmap:
@@ -202,22 +237,31 @@ class Roadmap:
     >>> result = rm.query(start, goal)
 
     The roadmap's edges are checked with the padding and resolution given here; the environment
-    must not change while the roadmap is in use (build a new one after editing it).
+    must not change while the roadmap is in use (build a new one after editing it). Calls from
+    several threads are safe: they take turns on the roadmap.
     """
 
     def __init__(self, robot, env, **settings) -> None:
+        _check_types(robot, env)
         self.robot = robot
         self.env = env
         self.settings = dataclasses.replace(_settings("prm", settings))  # the user's own copy
-        robot._fit_clouds(env, self.settings.padding)
-        self._env_model = robot._distance_env(env) if self.settings.link == "certified" else _env_model(env)
+        _check_range(self.settings, robot)
+        self._env_model = robot._prepared_env(env, self.settings.padding, nearest=self.settings.link == "certified")
         self._session = _core.PrmSession(robot._model, self._env_model, _core_settings(self.settings, robot))
+        # the roadmap grows during grow() and query(): calls from several threads take turns
+        self._lock = threading.Lock()
 
     def grow(self, n_samples: int, time_limit: float = 0.0) -> int:
-        """Draw up to ``n_samples`` samples (valid ones become vertices); returns how many were drawn."""
-        if int(n_samples) < 0:
-            raise ValueError("n_samples must be >= 0")
-        return self._session.grow(int(n_samples), float(time_limit))
+        """Draw up to ``n_samples`` samples (valid ones become vertices) within ``time_limit`` seconds
+        (0: none); returns how many were drawn. Ctrl-C stops it (KeyboardInterrupt) and keeps the
+        vertices added so far."""
+        from simdplan.planner.settings import _int, _num
+
+        n = _int(n_samples, "n_samples", 0, 10**12)
+        limit = _num(time_limit, "time_limit", 0.0, allow_zero=True)
+        with self._lock:
+            return self._session.grow(n, limit)
 
     @property
     def vertices(self) -> int:
@@ -233,6 +277,8 @@ class Roadmap:
             raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
         base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
         s = _settings("prm", {**base, **settings})
-        start, goals, note = _problem(self.robot, self.env, start, goals, self.settings.padding, s.limit_tolerance)
-        out = self._session.query(self.robot._model, start, goals, _core_settings(s, self.robot))
+        start, goals, note = _problem(self.robot, self.env, start, goals, self.settings.padding, s.limit_tolerance,
+                                      self._env_model)
+        with self._lock:
+            out = self._session.query(self.robot._model, start, goals, _core_settings(s, self.robot))
         return _noted(_result(out, s, self.robot, start, goals), note)

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 PLANNERS = ("rrtc", "rrt", "prm")
 SAMPLERS = ("uniform", "halton")
 LINKS = ("discrete", "certified")
+# samples per unit joint distance at most (resolution, interpolate): a 1 um / 1 urad step
+MAX_RESOLUTION = 1e6
+# certified Link's min_step at least: below it, one edge could split into ~1e6+ stretches
+MIN_STEP_FLOOR = 1e-6
 
 
 @dataclasses.dataclass
@@ -20,13 +25,20 @@ class PlannerSettings:
     planner: "rrtc" (RRT-Connect), "rrt" or "prm" (simdplan's C++ planners), or "ompl:<Name>" for any
       planner of ompl.geometric run with simdplan's checks (simdplan.planner.ompl; needs the ompl
       package; uses time_limit, range, simplify, padding, resolution, link, min_step, seed).
-    seed: random seed; a plan is deterministic for a given seed (and time limit not reached).
-    time_limit: wall-clock budget for planning in seconds (0 = none; then max_iterations bounds it).
+    seed: random seed (any integer type, NumPy's too); a plan is deterministic for a given seed (and
+      time limit not reached).
+    time_limit: wall-clock budget in seconds for the whole call: planning, then simplification and
+      interpolation in what is left (0 = none; then max_iterations bounds planning). The call returns
+      within it plus the step in progress (a few ms). A path found in time but simplified only in
+      part is returned (``stats["stopped"] == "time_limit"``, and the message says so); every edge
+      of it passed Link.
+    Ctrl-C (SIGINT) stops a plan within about 10 ms and raises KeyboardInterrupt (main thread).
     max_iterations: planner iterations (samples drawn, including those dynamic domains reject) at most.
     range: longest tree edge in joint-space (Euclidean) distance; None: the robot's default_range
-      (Robot.default_settings says how robot defaults are derived).
+      (Robot.default_settings says how robot defaults are derived). At least one Link step
+      (1 / resolution): shorter edges cannot advance a tree.
     resolution: samples per unit joint distance for edge checks; None: the robot's default
-      (derived from its motion bound, Robot.default_settings).
+      (derived from its motion bound, Robot.default_settings). At most 1e6 (a micrometre-scale step).
     sampler: "uniform" (pseudo-random) or "halton" (low-discrepancy, scrambled by the seed).
     goal_bias: RRT only: probability of sampling a goal.
     balance: RRT-Connect: grow the smaller tree (balanced variant).
@@ -47,13 +59,15 @@ class PlannerSettings:
       set, 0 / 1 / 3 passes gave median costs 4.90 / 4.85 / 4.83 rad, and 50 / 71 / 94 of 699 paths
       grazed an obstacle between samples when re-checked at 10x; each pass also costs time).
     interpolate: if set, the returned path is resampled so consecutive waypoints are at most
-      1 / interpolate apart (samples per unit joint distance); None keeps the waypoints.
+      1 / interpolate apart (samples per unit joint distance, at most 1e6); None keeps the waypoints.
+      A result of more than 1,000,000 waypoints is not built: the path keeps its waypoints and
+      the message says so.
     padding: inflates robot spheres (metres) for every check of this plan.
     link: "discrete" (edges checked at samples ``resolution`` apart, the fast default; an obstacle
       thinner than the gap can be stepped over) or "certified" (every edge proven collision-free
       between its ends from clearances and motion bounds, Robot.certify_motion).
     min_step: certified Link only: stretches shorter than this joint-space distance that are still
-      not proven free make the edge invalid ("too close to call").
+      not proven free make the edge invalid ("too close to call"). At least 1e-6.
     limit_tolerance: a start or goal value outside its joint limit by at most this much (radians or
       metres) is moved onto the limit (Robot.clamp_to_limits); the result's message and
       ``stats["limit_clamped"]`` say how many values were moved, and a LimitClampWarning is issued.
@@ -103,22 +117,32 @@ class PlannerSettings:
         if s.range is not None:
             s.range = _num(s.range, "range", 0.0)
         if s.resolution is not None:
-            s.resolution = _num(s.resolution, "resolution", 0.0)
+            s.resolution = _num(s.resolution, "resolution", 0.0, upper=MAX_RESOLUTION)
         if s.interpolate is not None:
-            s.interpolate = _num(s.interpolate, "interpolate", 0.0)
+            s.interpolate = _num(s.interpolate, "interpolate", 0.0, upper=MAX_RESOLUTION)
         s.goal_bias = _num(s.goal_bias, "goal_bias", 0.0, allow_zero=True, upper=1.0)
         s.dd_radius = _num(s.dd_radius, "dd_radius", 0.0)
         s.dd_alpha = _num(s.dd_alpha, "dd_alpha", 0.0, allow_zero=True)
         s.dd_min_radius = _num(s.dd_min_radius, "dd_min_radius", 0.0)
         s.padding = _num(s.padding, "padding", 0.0, allow_zero=True)
-        s.min_step = _num(s.min_step, "min_step", 0.0)
+        s.min_step = _num(s.min_step, "min_step", MIN_STEP_FLOOR, allow_zero=True)
         s.limit_tolerance = _num(s.limit_tolerance, "limit_tolerance", 0.0, allow_zero=True)
         s.balance, s.dynamic_domain, s.simplify = bool(s.balance), bool(s.dynamic_domain), bool(s.simplify)
+        if s.range is not None and s.resolution is not None:
+            check_range(s.range, s.resolution)
         return s
 
 
+def check_range(range_: float, resolution: float) -> None:
+    """ValueError unless an edge of length ``range_`` spans at least one Link step at ``resolution``."""
+    if range_ * resolution < 1.0:
+        raise ValueError(f"range {range_:g} is shorter than one Link step (1 / resolution = {1 / resolution:g}): "
+                         f"trees could not advance; use range >= {1 / resolution:g} or a finer resolution")
+
+
 def _int(v, name, lo, hi) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int,)) and not (isinstance(v, float) and v.is_integer()):
+    # numbers.Integral covers NumPy's integer types; a float holding an integer is accepted too
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) and not (isinstance(v, float) and v.is_integer()):
         raise ValueError(f"{name} must be an integer, got {v!r}")
     v = int(v)
     if not lo <= v <= hi:
