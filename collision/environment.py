@@ -32,11 +32,18 @@ Shapes:
 
 The builder validates every number on entry and compiles to the C++ core lazily: the compiled form
 is built on first use after a change and then reused by every check.
+
+Threads: an Environment may be shared. Checks and plans from any number of threads are safe,
+including the very first ones (lazy builds take the environment's lock). Adding or removing
+obstacles while other threads check or plan is safe too: each call uses the obstacles as they were
+when it took its compiled snapshot, at its start; the change applies to calls that start after it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import threading
 from typing import Iterator
 
 import numpy as np
@@ -51,6 +58,15 @@ PRIMITIVES = KINDS[:5]  # the shapes with a closed-form test and a flat record (
 # NOTE: a tree built for a robot covers its radii with this relative slack, so float32 rounding of
 # "radius + padding" in the core never lands just outside the range.
 _RANGE_SLACK = 1e-5
+
+
+def _locked(method):
+    """Runs an Environment method under the environment's lock (re-entrant: methods call each other)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +164,9 @@ class Environment:
     """
 
     def __init__(self) -> None:
+        # NOTE: every change and every lazy build holds it; readers take `_compiled` (an immutable
+        # snapshot) with one attribute read and need no lock
+        self._lock = threading.RLock()
         self._obstacles: dict[int, Obstacle] = {}
         self._next_id = 0
         self._compiled = None
@@ -158,6 +177,7 @@ class Environment:
         self._cloud_ids: list[int] = []  # point clouds, in insertion order (every check asks for them)
 
     # ----- building -----
+    @_locked
     def _add(self, kind: str, name: str | None, params: dict) -> int:
         oid = self._next_id
         self._next_id += 1
@@ -167,11 +187,13 @@ class Environment:
         self._compiled = None
         return oid
 
+    @_locked
     def add_sphere(self, center, radius, *, name: str | None = None) -> int:
         """Sphere with ``center`` (3,) and ``radius`` > 0, metres."""
         c = as_finite(center, (3,), "sphere center")
         return self._add("sphere", name, {"center": c, "radius": _positive(radius, "sphere radius")})
 
+    @_locked
     def add_capsule(self, position, quat=None, radius=None, length=None, *, euler=None, name: str | None = None) -> int:
         """Capsule: segment of ``length`` (>= 0) along local z through ``position``, swept by ``radius``."""
         pos, rot = resolve_pose(position, quat, euler, "capsule")
@@ -179,6 +201,7 @@ class Environment:
                                            "radius": _positive(radius, "capsule radius"),
                                            "length": _positive(length, "capsule length", allow_zero=True)})
 
+    @_locked
     def add_cylinder(self, position, quat=None, radius=None, length=None, *, euler=None, name: str | None = None) -> int:
         """Solid flat-capped cylinder, axis local z, total height ``length``, centred at ``position``."""
         pos, rot = resolve_pose(position, quat, euler, "cylinder")
@@ -186,6 +209,7 @@ class Environment:
                                             "radius": _positive(radius, "cylinder radius"),
                                             "length": _positive(length, "cylinder length")})
 
+    @_locked
     def add_box(self, position, quat=None, half_extents=None, *, euler=None, name: str | None = None) -> int:
         """Oriented box centred at ``position`` with ``half_extents`` (3,) along its local axes."""
         pos, rot = resolve_pose(position, quat, euler, "box")
@@ -196,6 +220,7 @@ class Environment:
             raise ValueError(f"box half_extents must all be > 0, got {he.tolist()}")
         return self._add("box", name, {"position": pos, "rotation": rot, "half_extents": he})
 
+    @_locked
     def add_plane(self, normal, offset=0.0, *, name: str | None = None) -> int:
         """Half-space ``{p : normal . p <= offset}`` (normal normalised; it points into free space)."""
         n = as_finite(normal, (3,), "plane normal")
@@ -205,6 +230,7 @@ class Environment:
         off = float(as_finite(offset, (), "plane offset"))
         return self._add("plane", name, {"normal": n / norm, "offset": off / norm})
 
+    @_locked
     def add_pointcloud(self, points, point_radius: float = 0.0, r_min: float | None = None,
                        r_max: float | None = None, *, name: str | None = None) -> int:
         """Point cloud: ``points`` (n, 3), world frame, metres, n >= 1, all finite.
@@ -231,6 +257,7 @@ class Environment:
         pts.flags.writeable = False
         return self._add("pointcloud", name, {"points": pts, "point_radius": pr, "r_min": rmin, "r_max": rmax})
 
+    @_locked
     def add_mesh(self, mesh, position=None, quat=None, *, euler=None, scale=1.0, name: str | None = None) -> int:
         """Triangle mesh obstacle (a surface; see the module docstring).
 
@@ -253,6 +280,7 @@ class Environment:
         self._shapes[oid] = shape
         return oid
 
+    @_locked
     def add_convex(self, points_or_mesh, position=None, quat=None, *, euler=None, scale=1.0,
                    name: str | None = None) -> int:
         """Convex obstacle: the convex hull (a solid) of ``points_or_mesh``, placed by a pose.
@@ -281,6 +309,7 @@ class Environment:
         self._shapes[oid] = hull
         return oid
 
+    @_locked
     def remove(self, obstacle_id: int) -> None:
         """Remove the obstacle with this id (KeyError if there is none)."""
         if obstacle_id not in self._obstacles:
@@ -292,6 +321,7 @@ class Environment:
         self._shapes.pop(obstacle_id, None)
         self._compiled = None
 
+    @_locked
     def clear(self) -> None:
         """Remove every obstacle."""
         self._obstacles.clear()
@@ -305,12 +335,14 @@ class Environment:
     def __len__(self) -> int:
         return len(self._obstacles)
 
+    @_locked
     def __iter__(self) -> Iterator[Obstacle]:
         return iter(list(self._obstacles.values()))
 
     def __getitem__(self, obstacle_id: int) -> Obstacle:
         return self._obstacles[obstacle_id]
 
+    @_locked
     def __repr__(self) -> str:
         counts = {k: 0 for k in KINDS}
         for o in self._obstacles.values():
@@ -321,6 +353,7 @@ class Environment:
         parts = ", ".join(f"{v} {singular.get(k, k) if v == 1 else plural[k]}" for k, v in counts.items() if v)
         return f"Environment({parts or 'empty'})"
 
+    @_locked
     def to_dicts(self) -> list[dict]:
         """Obstacles as plain dicts (position + quaternion [x, y, z, w]), e.g. for scene files.
 
@@ -358,6 +391,7 @@ class Environment:
         return out
 
     # ----- compiled form -----
+    @_locked
     def _model(self):
         """The C++ EnvironmentModel for the current obstacles (built once per change)."""
         if self._compiled is None:
@@ -411,6 +445,7 @@ class Environment:
         self._trees[o.id] = tree
         return tree
 
+    @_locked
     def _fit_clouds(self, r_lo: float, r_hi: float) -> None:
         """Makes every point cloud answer robot sphere radii [r_lo, r_hi]: clouds with a range from
         the robot get a tree covering it (widened if one exists); an explicit range that does not
@@ -439,6 +474,7 @@ class Environment:
         if changed:
             self._compiled = None
 
+    @_locked
     def _ensure_nearest(self) -> None:
         """Builds the nearest-point tree of every point cloud that lacks one (distance queries
         need them; collision checks do not, so they are built on first use)."""
@@ -448,6 +484,17 @@ class Environment:
         if missing:
             self._compiled = None
 
+    @_locked
+    def _snapshot(self, r_lo: float | None = None, r_hi: float | None = None, nearest: bool = False):
+        """The compiled model after fitting the point-cloud trees to radii [r_lo, r_hi] (if given) and
+        building every nearest-point tree (if ``nearest``), as one consistent snapshot."""
+        if r_lo is not None:
+            self._fit_clouds(r_lo, r_hi)
+        if nearest:
+            self._ensure_nearest()
+        return self._model()
+
+    @_locked
     def _obstacle_for(self, core_kind: int, record: int) -> Obstacle:
         """The obstacle behind a C++ contact report (kind index, record index)."""
         self._model()

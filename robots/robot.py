@@ -527,14 +527,24 @@ class Robot:
         try:
             return self._core_is_valid(_env_model(env), q, padding)
         except _core.CloudRadiusError:  # a point cloud's tree waits for this robot's radii
-            self._fit_clouds(env, padding)
-            return self._core_is_valid(_env_model(env), q, padding)
+            return self._core_is_valid(self._prepared_env(env, padding), q, padding)
 
     def _fit_clouds(self, env, padding: float) -> None:
         """Builds (or widens) env's point-cloud trees for this robot's sphere radii plus padding."""
         if env is not None and env._trees is not None:
             lo, hi = self._radius_range
             env._fit_clouds(lo + padding, hi + padding)
+
+    def _prepared_env(self, env, padding: float, nearest: bool = False):
+        """One compiled snapshot of ``env`` whose point-cloud trees answer this robot's radii plus
+        padding (and, with ``nearest``, that has every nearest-point tree): built and taken under the
+        environment's lock, so another thread's change cannot slip in between."""
+        if env is None:
+            return _env_model(None)
+        if not isinstance(env, Environment):
+            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
+        lo, hi = self._radius_range
+        return env._snapshot(lo + padding, hi + padding, nearest)
 
     def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
         """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""
@@ -545,8 +555,7 @@ class Robot:
         try:
             return self._model.is_valid_many(_env_model(env), Q, padding)
         except _core.CloudRadiusError:
-            self._fit_clouds(env, padding)
-            return self._model.is_valid_many(_env_model(env), Q, padding)
+            return self._model.is_valid_many(self._prepared_env(env, padding), Q, padding)
 
     def motion_samples(self, q0, q1, resolution: float | None = None) -> int:
         """Intervals n of the discrete motion check: n = max(1, ceil(|q1 - q0| * resolution))."""
@@ -579,8 +588,7 @@ class Robot:
         try:
             return self._model.is_motion_valid(_env_model(env), q0, q1, float(res), padding)
         except _core.CloudRadiusError:
-            self._fit_clouds(env, padding)
-            return self._model.is_motion_valid(_env_model(env), q0, q1, float(res), padding)
+            return self._model.is_motion_valid(self._prepared_env(env, padding), q0, q1, float(res), padding)
 
     def certify_motion(self, q0, q1, env: Environment | None = None, padding: float = 0.0,
                        min_step: float = DEFAULT_MIN_STEP) -> MotionCertificate:
@@ -681,10 +689,12 @@ class Robot:
         return DistanceReport(closest=closest, environment=per_link, self_collision=per_link_self)
 
     def _distance_env(self, env):
-        """The compiled environment with every point cloud's nearest-point tree built."""
-        if env is not None and getattr(env, "_nearest", None) is not None:
-            env._ensure_nearest()
-        return _env_model(env)
+        """The compiled environment with every point cloud's nearest-point tree built (one snapshot)."""
+        if env is None:
+            return _env_model(None)
+        if not isinstance(env, Environment):
+            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
+        return env._snapshot(nearest=True)
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
