@@ -211,7 +211,7 @@ def _result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
             notes.append(f"simplification stopped at the time limit ({s.time_limit:g} s): the path is "
                          "simplified only in part")
         if s.interpolate is not None and out["interpolation"] != "done":
-            notes.append(_INTERPOLATION_REFUSED[out["interpolation"]])
+            notes.append(INTERPOLATION_NOTES[out["interpolation"]])
     else:
         path = np.zeros((0, robot.dof))
         notes.append(f"no path found within {stats['iterations']} iterations"
@@ -221,7 +221,8 @@ def _result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
     return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message)
 
 
-_INTERPOLATION_REFUSED = {
+# what a PlanResult message says when interpolation was asked for and not done (the CLI shows it)
+INTERPOLATION_NOTES = {
     "collision": "interpolation refused: a finer edge check found a collision; path left at its waypoints",
     "too_many": "interpolation refused: it would make more than 1,000,000 waypoints; path left at its "
                 "waypoints (lower interpolate)",

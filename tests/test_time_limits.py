@@ -271,3 +271,32 @@ def test_real_sigint_stops_a_plan_within_100_ms():
         proc.kill()
     assert latency < 0.1 + 0.1, latency  # ~10 ms poll interval; the rest is the pipe and the scheduler
     assert again == "again True"
+
+
+def test_cli_says_when_the_time_limit_cut_simplification(tmp_path, capsys):
+    import yaml
+
+    from simdplan import cli
+
+    data = yaml.safe_load(open(scenes.example("panda_table")))
+    data["planner"] = {"simplify_iterations": 10**9, "time_limit": 0.3}
+    path = tmp_path / "long_simplification.yaml"
+    path.write_text(yaml.safe_dump(data))
+    t0 = time.perf_counter()
+    code = cli.main(["plan", str(path)])
+    assert time.perf_counter() - t0 < 5  # the call itself ends at 0.3 s; the rest is loading and the re-check
+    out = capsys.readouterr().out
+    assert code == 0 and "reached after planning: the path is simplified only in part" in out
+
+
+def test_scene_file_settings_that_cannot_work_are_bad_input(tmp_path, capsys):
+    import yaml
+
+    from simdplan import cli
+
+    data = yaml.safe_load(open(scenes.example("panda_table")))
+    data["planner"] = {"interpolate": 1e7}
+    path = tmp_path / "bad_interpolate.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert cli.main(["plan", str(path)]) == 2
+    assert "planner.interpolate" in capsys.readouterr().err

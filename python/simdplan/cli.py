@@ -309,6 +309,13 @@ def cmd_plan(args) -> int:
     ]
     if stats.get("limit_clamped"):
         rows.append(("joint limits", result.message))
+    if result.success and stats.get("stopped") == "time_limit":
+        rows.append(("time limit", "reached after planning: the path is simplified only in part"))
+    from simdplan.planner.plan import INTERPOLATION_NOTES
+
+    refused = [text for text in INTERPOLATION_NOTES.values() if text in result.message]
+    if refused:
+        rows.append(("interpolation", refused[0]))
     if result.success:
         rows += [
             ("path length", f"{_fmt_num(stats.get('initial_cost'), 3)} before simplification, "
