@@ -42,7 +42,7 @@ from typing import Iterator
 import numpy as np
 
 from simdplan import _core
-from simdplan.transforms import as_finite, matrix_to_quat, resolve_pose
+from simdplan.transforms import as_finite, matrix_to_quat, reject_text, resolve_pose
 
 KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud", "mesh", "convex")
 # Order of the C++ core's obstacle kinds (ObstacleKind in environment_view.hh) in contact reports.
@@ -80,6 +80,7 @@ class Obstacle:
 
 
 def _positive(value, name: str, allow_zero: bool = False) -> float:
+    reject_text(value, name)
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -130,6 +131,7 @@ def _mesh_pose(position, quat, euler, scale, what: str) -> tuple[np.ndarray, np.
         pos, rot = np.zeros(3), np.eye(3)
     else:
         pos, rot = resolve_pose(position, quat, euler, what)
+    reject_text(scale, f"{what} scale")
     sc = np.asarray(scale, dtype=np.float64)
     if sc.ndim == 0:
         sc = np.full(3, float(sc))
@@ -282,7 +284,13 @@ class Environment:
         return oid
 
     def remove(self, obstacle_id: int) -> None:
-        """Remove the obstacle with this id (KeyError if there is none)."""
+        """Remove the obstacle with this id (KeyError if there is none, TypeError if it is not an int)."""
+        # bool is an int subclass (True == 1) and a string never matches: both would remove the
+        # wrong obstacle or report a present one as missing
+        if isinstance(obstacle_id, bool) or not isinstance(obstacle_id, (int, np.integer)):
+            raise TypeError(f"obstacle_id must be an int, the id an add_* call returned, got "
+                            f"{type(obstacle_id).__name__} {obstacle_id!r}")
+        obstacle_id = int(obstacle_id)
         if obstacle_id not in self._obstacles:
             raise KeyError(f"no obstacle with id {obstacle_id} in this environment")
         if self._obstacles.pop(obstacle_id).kind == "pointcloud":
