@@ -42,6 +42,7 @@ from typing import Iterator
 import numpy as np
 
 from simdplan import _core
+from simdplan.collision.pointcloud import check_tree_cloud
 from simdplan.transforms import as_finite, matrix_to_quat, reject_text, resolve_pose
 
 KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud", "mesh", "convex")
@@ -209,7 +210,10 @@ class Environment:
 
     def add_pointcloud(self, points, point_radius: float = 0.0, r_min: float | None = None,
                        r_max: float | None = None, *, name: str | None = None) -> int:
-        """Point cloud: ``points`` (n, 3), world frame, metres, n >= 1, all finite.
+        """Point cloud: ``points`` (n, 3), world frame, metres, n >= 1, all finite and within 1e12 m.
+
+        At most 2^27 points (what a point tree can hold; above 1M a UserWarning advises thinning
+        with ``simdplan.collision.filter_pointcloud``).
 
         ``point_radius`` (>= 0) inflates every point. ``r_min`` / ``r_max``: the robot sphere radii
         (padding included) the cloud's CAPT must answer; None takes them from the robot at the first
@@ -221,10 +225,8 @@ class Environment:
             raise TypeError(f"point cloud points must be a numeric (n, 3) array, got dtype {pts.dtype}")
         if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 1:
             raise ValueError(f"point cloud points must have shape (n, 3) with n >= 1, got {pts.shape}")
-        pts = np.ascontiguousarray(pts, dtype=np.float32)
-        bad = ~np.isfinite(pts).all(axis=1)
-        if bad.any():
-            raise ValueError(f"point cloud has {int(bad.sum())} non-finite points (first at row {int(np.argmax(bad))})")
+        # the checks the tree build would fail on at the first check, possibly minutes later
+        pts = check_tree_cloud(pts, "point cloud points")
         pr = _positive(point_radius, "point_radius", allow_zero=True)
         rmin = None if r_min is None else _positive(r_min, "r_min", allow_zero=True)
         rmax = None if r_max is None else _positive(r_max, "r_max")

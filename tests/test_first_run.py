@@ -25,6 +25,43 @@ from simdplan.robots import RobotBuilder
 REPO = Path(__file__).resolve().parents[1]
 
 
+# ----------------------------------------------------------------------------- point clouds at add time
+def test_far_point_is_refused_when_the_cloud_is_added():
+    env = Environment()
+    with pytest.raises(ValueError, match=r"row 1 .*magnitude 1e\+30.*1e\+12"):
+        env.add_pointcloud([[0.5, 0.0, 0.5], [0.0, 0.0, 1e30]])
+    # beyond float32's range: still named as too large, not as a NaN/inf the user never wrote
+    with pytest.raises(ValueError, match="magnitude 1e\\+39"):
+        env.add_pointcloud(np.array([[0.0, 0.0, 1e39]]))
+    assert len(env) == 0
+
+
+def test_cloud_larger_than_the_tree_can_hold_is_refused_at_once():
+    # a broadcast view: the size check comes before any copy of the 2^27 + 1 rows
+    huge = np.broadcast_to(np.zeros(3), (pc.CAPT_MAX_STORED + 1, 3))
+    env = Environment()
+    with pytest.raises(ValueError, match=r"134,217,729 points.*thin it first.*filter_pointcloud"):
+        env.add_pointcloud(huge)
+    assert len(env) == 0
+
+
+def test_large_cloud_warns_with_the_thinning_advice():
+    points = np.random.default_rng(0).uniform(-1.0, 1.0, (pc.CAPT_LARGE_CLOUD + 1, 3))
+    env = Environment()
+    with pytest.warns(UserWarning, match="filter_pointcloud"):
+        env.add_pointcloud(points)
+    assert len(env) == 1
+
+
+def test_cloud_limits_are_the_core_limits():
+    source = (REPO / "cpp" / "src" / "capt.cc").read_text()
+    stored = re.search(r"kMaxAfforded = int64_t\(1\) << (\d+);", source)
+    coord = re.search(r"kMaxAbs = ([0-9.e+]+);", source)
+    assert stored and coord
+    assert pc.CAPT_MAX_STORED == 2 ** int(stored.group(1))
+    assert pc.MAX_COORDINATE == float(coord.group(1))
+
+
 # ----------------------------------------------------------------------------- Environment input
 def test_remove_takes_an_int_id():
     env = Environment()
