@@ -343,10 +343,19 @@ class Robot:
         if (spheres is None) == (mesh is None):
             raise ValueError("give exactly one of spheres or mesh")
         if mesh is not None:
+            from simdplan.collision.mesh import check_mesh_path  # noqa: PLC0415
             from simdplan.robots.spherize import spherize_mesh  # noqa: PLC0415 (trimesh-heavy, optional)
             import trimesh  # noqa: PLC0415
 
-            m = trimesh.load(os.fspath(mesh), force="mesh") if isinstance(mesh, (str, os.PathLike)) else mesh
+            if isinstance(mesh, (str, os.PathLike)):
+                # named errors (not found, a directory, unsupported format ...) instead of trimesh's own
+                path = check_mesh_path(mesh)
+                try:
+                    m = trimesh.load(path, force="mesh")
+                except Exception as e:  # trimesh raises many types for malformed files
+                    raise ValueError(f"could not read a mesh from {path}: {type(e).__name__}: {e}") from None
+            else:
+                m = mesh
             spheres = spherize_mesh(m, max_spheres=max_spheres, tolerance=tolerance).spheres
         from simdplan.robots.builder import _spheres  # noqa: PLC0415
 

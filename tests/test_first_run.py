@@ -97,3 +97,37 @@ def test_numbers_given_as_text_are_refused(add):
     with pytest.raises(TypeError, match="not text"):
         add(env)
     assert len(env) == 0
+
+
+def test_mesh_path_that_is_not_a_mesh_file_says_what_it_is(tmp_path):
+    env = Environment()
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        env.add_mesh(str(tmp_path))
+    if os.path.exists("/dev/null"):
+        with pytest.raises(ValueError, match="not a regular file"):
+            env.add_mesh("/dev/null")
+    empty = tmp_path / "empty.stl"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="is empty"):
+        env.add_mesh(empty)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        env.add_mesh(tmp_path / "missing.stl")
+    assert len(env) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_mesh_file(tmp_path):
+    path = tmp_path / "locked.stl"
+    path.write_text("solid x\nendsolid x\n")
+    path.chmod(0)
+    with pytest.raises(PermissionError, match="cannot be read"):
+        Environment().add_mesh(path)
+
+
+def test_attach_a_file_that_is_not_a_mesh(tmp_path):
+    robot = simdplan.robots.load("panda")
+    text = tmp_path / "passwd"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    for path in [text] + ([Path("/etc/passwd")] if os.path.exists("/etc/passwd") else []):
+        with pytest.raises(ValueError, match=re.escape(str(path)) + ".*supported: .*stl"):
+            robot.attach("panda_hand", mesh=str(path))
