@@ -131,3 +131,47 @@ def test_attach_a_file_that_is_not_a_mesh(tmp_path):
     for path in [text] + ([Path("/etc/passwd")] if os.path.exists("/etc/passwd") else []):
         with pytest.raises(ValueError, match=re.escape(str(path)) + ".*supported: .*stl"):
             robot.attach("panda_hand", mesh=str(path))
+
+
+# ----------------------------------------------------------------------------- robots
+def _arm() -> RobotBuilder:
+    b = RobotBuilder("arm")
+    b.link("base", spheres=[[0, 0, 0.05, 0.06]])
+    b.link("upper", spheres=[[0.2, 0, 0, 0.04]])
+    b.joint("j1", "revolute", "base", "upper", xyz=[0, 0, 0.1], axis=[0, 0, 1], limits=(-3, 3))
+    return b
+
+
+def test_builder_refuses_a_robot_without_an_active_joint():
+    assert _arm().build().dof == 1
+    with pytest.raises(ValueError, match="no active joint.*at least one.*'j1'"):
+        _arm().build(joints=[], fixed_joint_values={"j1": 0.5})
+    static = RobotBuilder("post")
+    static.link("base", spheres=[[0, 0, 0.5, 0.1]])
+    with pytest.raises(ValueError, match="no active joint.*add a revolute"):
+        static.build()
+
+
+def _limits_urdf(tmp_path, lower: str, upper: str, jtype: str = "revolute") -> Path:
+    path = tmp_path / "limits.urdf"
+    path.write_text(f"""<robot name="limits">
+  <link name="base"><collision><geometry><sphere radius="0.1"/></geometry></collision></link>
+  <link name="a"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.1"/></geometry></collision></link>
+  <joint name="j" type="{jtype}"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="{lower}" upper="{upper}"/></joint>
+</robot>""")
+    return path
+
+
+@pytest.mark.parametrize("jtype", ["revolute", "prismatic"])
+@pytest.mark.parametrize("bound", ["1e20", "1e300"])
+def test_absurd_urdf_limits_are_refused_without_numpy_warnings(tmp_path, jtype, bound):
+    path = _limits_urdf(tmp_path, "-" + bound, bound, jtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow RuntimeWarning would fail here
+        with pytest.raises(ValueError, match=r"joint 'j' has limits .* beyond \+-10000"):
+            Robot.from_urdf(path)
+    with pytest.raises(ValueError, match="beyond"):
+        RobotBuilder("b").link("base").link("a", [[0, 0, 0, 0.1]]).joint(
+            "j", jtype, "base", "a", limits=(-float(bound), float(bound)))
+    assert Robot.from_urdf(_limits_urdf(tmp_path, "-1e4", "1e4", jtype)).dof == 1  # the bound itself is fine
