@@ -175,3 +175,53 @@ def test_absurd_urdf_limits_are_refused_without_numpy_warnings(tmp_path, jtype, 
         RobotBuilder("b").link("base").link("a", [[0, 0, 0, 0.1]]).joint(
             "j", jtype, "base", "a", limits=(-float(bound), float(bound)))
     assert Robot.from_urdf(_limits_urdf(tmp_path, "-1e4", "1e4", jtype)).dof == 1  # the bound itself is fine
+
+
+def _continuous_arm() -> Robot:
+    b = RobotBuilder("turntable")
+    b.link("base", spheres=[[0, 0, 0, 0.05]])
+    b.link("arm", spheres=[[0.5, 0, 0, 0.1]])
+    b.link("tip", spheres=[[0.3, 0, 0, 0.05]])
+    b.joint("spin", "continuous", "base", "arm", axis=[0, 0, 1])
+    b.joint("elbow", "revolute", "arm", "tip", xyz=[0.5, 0, 0], axis=[0, 0, 1], limits=(-2, 2))
+    return b.build()
+
+
+def test_absurd_continuous_joint_value_names_the_joint():
+    robot = _continuous_arm()
+    robot.check_joint_values([4.0, 0.5])  # beyond pi is fine: it wraps
+    with pytest.raises(ValueError, match=r"start: joint 'spin' \(continuous\) = 1e\+300 is beyond"):
+        robot.check_joint_values([1e300, 0.5], "start")
+    with pytest.raises(ValueError, match=r"goals row 1: joint 'elbow' \(revolute\) = inf is not finite"):
+        robot.check_joint_values([[0.0, 0.0], [0.0, np.inf]], "goals")
+
+
+def _continuous_scene(tmp_path, start_spin: str) -> Path:
+    urdf = tmp_path / "turntable.urdf"
+    urdf.write_text("""<robot name="turntable">
+  <link name="base"><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <link name="arm"><collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.1"/></geometry></collision></link>
+  <link name="tip"><collision><origin xyz="0.3 0 0"/><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <joint name="spin" type="continuous"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="arm"/><child link="tip"/><origin xyz="0.5 0 0"/>
+    <axis xyz="0 0 1"/><limit lower="-2" upper="2"/></joint>
+</robot>""")
+    scene = tmp_path / "turntable.yaml"
+    scene.write_text(f"robot: {{urdf: {urdf}}}\nobstacles:\n  - {{type: sphere, position: [0, 0.8, 0], radius: 0.2}}\n"
+                     f"start: [{start_spin}, 0.0]\ngoal: [0.0, 1.0]\n")
+    return scene
+
+
+def test_cli_names_the_continuous_joint_of_an_absurd_start(tmp_path, capsys):
+    code = cli.main(["plan", str(_continuous_scene(tmp_path, "1.0e+300"))])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "start" in err and "'spin' (continuous)" in err and "beyond" in err
+
+
+def test_cli_verifies_a_path_from_a_continuous_joint_beyond_pi(tmp_path, capsys):
+    code = cli.main(["plan", str(_continuous_scene(tmp_path, "4.0"))])
+    text = capsys.readouterr()
+    assert code == 0, text.err
+    assert text.out.split("verified:")[1].split()[0] == "yes", text.out
+    assert "warning" not in text.err
