@@ -225,3 +225,48 @@ def test_cli_verifies_a_path_from_a_continuous_joint_beyond_pi(tmp_path, capsys)
     assert code == 0, text.err
     assert text.out.split("verified:")[1].split()[0] == "yes", text.out
     assert "warning" not in text.err
+
+
+# ----------------------------------------------------------------------------- the command's messages
+def test_cli_prints_each_warning_as_one_line(tmp_path, capsys):
+    scene = _continuous_scene(tmp_path, "0.5")
+    srdf = tmp_path / "turntable.srdf"  # names a link the URDF lacks: a UserWarning while loading
+    srdf.write_text('<robot name="turntable"><disable_collisions link1="base" link2="gripper"/></robot>')
+    text = scene.read_text().replace("robot: {urdf: ", f"robot: {{srdf: {srdf}, urdf: ")
+    scene.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        code = cli.main(["plan", str(scene)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("simdplan: warning: ") and "disable_collisions names links not in the URDF" in lines[0]
+    assert "gripper" in lines[0] and "UserWarning" not in err and "warnings.warn" not in err
+    # outside the command the library warns the Python way again
+    assert warnings.showwarning is warnings._showwarning_orig
+
+
+def test_info_prints_the_cpu_once(capsys):
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert len([ln for ln in out.splitlines() if ln.startswith("cpu")]) == 1, out
+
+
+def _with_isa(value: str, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, SIMDPLAN_ISA=value)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_bad_isa_is_a_one_line_user_error_of_the_command():
+    proc = _with_isa("bogus", "-m", "simdplan", "info")
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("simdplan: SIMDPLAN_ISA='bogus'"), proc.stderr
+    for name in simdplan.available_isas():
+        assert name in lines[0]
+    # importing the library still fails loudly: a forced level is never silently replaced
+    lib = _with_isa("bogus", "-c", "import simdplan")
+    last = lib.stderr.strip().splitlines()[-1]
+    assert lib.returncode != 0 and last.startswith("ImportError") and "valid values" in last
