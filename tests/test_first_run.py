@@ -62,6 +62,51 @@ def test_cloud_limits_are_the_core_limits():
     assert pc.MAX_COORDINATE == float(coord.group(1))
 
 
+# ----------------------------------------------------------------------------- shipped examples, README
+@pytest.mark.parametrize("name", scenes.examples())
+def test_every_example_verifies_at_its_default_settings(name, capsys):
+    code = cli.main(["plan", name])
+    text = capsys.readouterr()
+    assert code == 0, text.err
+    verified = text.out.split("verified:")[1].splitlines()[0].strip()
+    assert verified.startswith("yes"), verified
+    assert "warning" not in text.err, text.err
+
+
+def _readme_python() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), flags=re.S)
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def _available(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def test_readme_snippet_runs_and_its_q_is_valid(tmp_path, monkeypatch):
+    lines = _readme_python().splitlines()
+    # the optional extras the snippet marks with `pip install`: dropped where they are missing
+    if not _available("ompl"):
+        lines = [ln for ln in lines if "ompl:" not in ln]
+    if not _available("coal"):
+        lines = [ln for ln in lines if "verify_path" not in ln and not ln.lstrip().startswith("# hulls")]
+    monkeypatch.chdir(tmp_path)  # the snippet saves path.json
+    namespace: dict = {}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile("\n".join(lines), "README.md", "exec"), namespace)
+    robot, q, env = namespace["robot"], namespace["q"], namespace["env"]
+    assert robot.is_valid(q) is True  # no self-collision
+    assert robot.is_valid(q, env) is True
+    assert robot.why_invalid(q, env) == []
+    assert printed.getvalue() == ""  # the why_invalid loop had nothing to say
+    assert (tmp_path / "path.json").exists()
+
+
 # ----------------------------------------------------------------------------- Environment input
 def test_remove_takes_an_int_id():
     env = Environment()
