@@ -49,7 +49,8 @@ from typing import Iterator
 import numpy as np
 
 from simdplan import _core
-from simdplan.transforms import as_finite, matrix_to_quat, resolve_pose
+from simdplan.collision.pointcloud import check_tree_cloud
+from simdplan.transforms import as_finite, matrix_to_quat, reject_text, resolve_pose
 
 KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud", "mesh", "convex")
 # Order of the C++ core's obstacle kinds (ObstacleKind in environment_view.hh) in contact reports.
@@ -96,6 +97,7 @@ class Obstacle:
 
 
 def _positive(value, name: str, allow_zero: bool = False) -> float:
+    reject_text(value, name)
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -146,6 +148,7 @@ def _mesh_pose(position, quat, euler, scale, what: str) -> tuple[np.ndarray, np.
         pos, rot = np.zeros(3), np.eye(3)
     else:
         pos, rot = resolve_pose(position, quat, euler, what)
+    reject_text(scale, f"{what} scale")
     sc = np.asarray(scale, dtype=np.float64)
     if sc.ndim == 0:
         sc = np.full(3, float(sc))
@@ -233,7 +236,10 @@ class Environment:
     @_locked
     def add_pointcloud(self, points, point_radius: float = 0.0, r_min: float | None = None,
                        r_max: float | None = None, *, name: str | None = None) -> int:
-        """Point cloud: ``points`` (n, 3), world frame, metres, n >= 1, all finite.
+        """Point cloud: ``points`` (n, 3), world frame, metres, n >= 1, all finite and within 1e12 m.
+
+        At most 2^27 points (what a point tree can hold; above 1M a UserWarning advises thinning
+        with ``simdplan.collision.filter_pointcloud``).
 
         ``point_radius`` (>= 0) inflates every point. ``r_min`` / ``r_max``: the robot sphere radii
         (padding included) the cloud's CAPT must answer; None takes them from the robot at the first
@@ -245,10 +251,8 @@ class Environment:
             raise TypeError(f"point cloud points must be a numeric (n, 3) array, got dtype {pts.dtype}")
         if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 1:
             raise ValueError(f"point cloud points must have shape (n, 3) with n >= 1, got {pts.shape}")
-        pts = np.ascontiguousarray(pts, dtype=np.float32)
-        bad = ~np.isfinite(pts).all(axis=1)
-        if bad.any():
-            raise ValueError(f"point cloud has {int(bad.sum())} non-finite points (first at row {int(np.argmax(bad))})")
+        # the checks the tree build would fail on at the first check, possibly minutes later
+        pts = check_tree_cloud(pts, "point cloud points")
         pr = _positive(point_radius, "point_radius", allow_zero=True)
         rmin = None if r_min is None else _positive(r_min, "r_min", allow_zero=True)
         rmax = None if r_max is None else _positive(r_max, "r_max")
@@ -311,7 +315,13 @@ class Environment:
 
     @_locked
     def remove(self, obstacle_id: int) -> None:
-        """Remove the obstacle with this id (KeyError if there is none)."""
+        """Remove the obstacle with this id (KeyError if there is none, TypeError if it is not an int)."""
+        # bool is an int subclass (True == 1) and a string never matches: both would remove the
+        # wrong obstacle or report a present one as missing
+        if isinstance(obstacle_id, bool) or not isinstance(obstacle_id, (int, np.integer)):
+            raise TypeError(f"obstacle_id must be an int, the id an add_* call returned, got "
+                            f"{type(obstacle_id).__name__} {obstacle_id!r}")
+        obstacle_id = int(obstacle_id)
         if obstacle_id not in self._obstacles:
             raise KeyError(f"no obstacle with id {obstacle_id} in this environment")
         if self._obstacles.pop(obstacle_id).kind == "pointcloud":

@@ -80,16 +80,42 @@ def as_trimesh(mesh):
     return mesh
 
 
-def load_trimesh(path, *, triangles: bool = True):
-    """The ``trimesh.Trimesh`` in a mesh file trimesh reads (STL, OBJ, PLY, ...), as stored (no merging
-    or repair; a multi-part file is concatenated in its base frame). Raises FileNotFoundError for a
-    missing file and ValueError for one that cannot be read or, unless ``triangles`` is False (a
-    convex hull needs only vertices), holds no triangles."""
+def check_mesh_path(path) -> str:
+    """``path`` as a string if it names a non-empty, readable regular file in a format trimesh reads;
+    else an error saying what it is instead (FileNotFoundError, IsADirectoryError, PermissionError,
+    or ValueError for a device, an empty file or an unsupported format)."""
     import trimesh
 
     p = os.fspath(path)
-    if not os.path.isfile(p):
+    if not os.path.exists(p):
         raise FileNotFoundError(f"mesh file not found: {p}")
+    if os.path.isdir(p):
+        raise IsADirectoryError(f"{p} is a directory, not a mesh file")
+    if not os.path.isfile(p):
+        raise ValueError(f"{p} is not a regular file (a device, pipe or socket); give a mesh file")
+    formats = sorted(trimesh.available_formats())
+    if not any(p.lower().endswith("." + fmt) for fmt in formats):
+        raise ValueError(f"{p}: not a mesh file format trimesh reads (by its extension); "
+                         f"supported: {', '.join(formats)} (e.g. .stl, .obj, .ply)")
+    try:
+        with open(p, "rb") as f:
+            empty = not f.read(1)
+    except OSError as e:
+        raise PermissionError(f"{p} cannot be read: {e.strerror or e}") from None
+    if empty:
+        raise ValueError(f"{p} is empty (0 bytes)")
+    return p
+
+
+def load_trimesh(path, *, triangles: bool = True):
+    """The ``trimesh.Trimesh`` in a mesh file trimesh reads (STL, OBJ, PLY, ...), as stored (no merging
+    or repair; a multi-part file is concatenated in its base frame). Raises FileNotFoundError for a
+    missing file, the errors of ``check_mesh_path`` for a path that is not a readable mesh file, and
+    ValueError for one trimesh cannot read or, unless ``triangles`` is False (a convex hull needs only
+    vertices), holds no triangles."""
+    import trimesh
+
+    p = check_mesh_path(path)
     try:
         mesh = trimesh.load(p, force="mesh", process=False)
     except Exception as e:  # trimesh raises many types for malformed files

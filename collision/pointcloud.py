@@ -26,6 +26,35 @@ from simdplan import _core
 MAX_COORDINATE = 1e12  # metres; squared distances must stay finite in float32 (see capt/tree.hh)
 MIN_DISTANCE = 1e-150  # metres: tolerances, ranges and paddings below it would square to subnormals or 0
 _MAX_POINTS = 2**31 - 1  # index pairs are packed into 64-bit keys in the core
+# What a CAPT can hold (kMaxAfforded in cpp/src/capt.cc): its leaves store at most 2^27 points in
+# all, and every distinct point is stored in at least one leaf, usually with some 5-35 neighbours.
+CAPT_MAX_STORED = 2**27
+# Clouds above this many points take seconds to minutes to build a tree for, and at camera density
+# (spacing well below the robot's sphere radii) run into CAPT_MAX_STORED; add_pointcloud warns.
+CAPT_LARGE_CLOUD = 1_000_000
+_THIN_ADVICE = ("thin it first, e.g. simdplan.collision.filter_pointcloud(points, min_dist=0.01) "
+                "(no two points closer than 1 cm; a spacing near the robot's smallest sphere radius keeps the checks exact "
+                "enough and the tree small)")
+
+
+def check_tree_cloud(points, name: str = "point cloud points") -> np.ndarray:
+    """``points`` (n, 3), numeric, as the float32 array a CAPT is built from, after the O(n) checks that
+    the build would otherwise fail on much later: every coordinate finite and within MAX_COORDINATE
+    (checked in float64, before rounding to float32 could turn a huge value into inf), and n at most
+    CAPT_MAX_STORED. Above CAPT_LARGE_CLOUD points a UserWarning advises thinning."""
+    n = len(points)
+    if n > CAPT_MAX_STORED:
+        raise ValueError(f"{name}: {n:,} points are more than a point tree can hold (at most {CAPT_MAX_STORED:,} "
+                         f"= 2^27 stored points, each point at least once); {_THIN_ADVICE}")
+    arr = np.ascontiguousarray(points, dtype=np.float64)
+    _check_values(arr, name)
+    if n > CAPT_LARGE_CLOUD:
+        import warnings  # noqa: PLC0415
+
+        warnings.warn(f"{name}: {n:,} points; building its point tree at the first check may take minutes and "
+                      f"fail beyond {CAPT_MAX_STORED:,} stored points if the cloud is dense; {_THIN_ADVICE}",
+                      UserWarning, stacklevel=3)
+    return arr.astype(np.float32)
 
 
 def as_points(points, name: str = "points") -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdplan.robots.description import MOVABLE, JointDesc, LinkDesc, Mimic, RobotDescription
+from simdplan.robots.description import MOVABLE, JointDesc, LinkDesc, Mimic, RobotDescription, limits_error
 from simdplan.transforms import check_pose_matrix, euler_xyz_to_matrix
 
 JOINT_TYPES = MOVABLE + ("fixed",)
@@ -91,8 +91,9 @@ class RobotBuilder:
             if limits is None:
                 raise ValueError(f"joint {name!r}: a {type} joint needs limits=(lower, upper)")
             lo, hi = (float(v) for v in limits)
-            if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
-                raise ValueError(f"joint {name!r}: limits must be finite with lower <= upper, got {limits!r}")
+            problem = limits_error(name, type, lo, hi)
+            if problem:
+                raise ValueError(problem)
         elif limits is not None and type == "fixed":
             raise ValueError(f"joint {name!r}: a fixed joint has no limits")
         mim = None
@@ -150,4 +151,12 @@ class RobotBuilder:
         base_pose, skip_adjacent, resolution)."""
         from simdplan.robots.robot import Robot  # noqa: PLC0415 (robot imports this module's package)
 
-        return Robot(self.description(), set(self._disabled), **robot_kwargs)
+        robot = Robot(self.description(), set(self._disabled), **robot_kwargs)
+        if robot.dof == 0:
+            # every planner samples and steers in joint space: with no active joint there is nothing
+            # to plan, and the planners' own errors would not say why
+            movable = [j.name for j in self._joints if j.type in MOVABLE and j.mimic is None]
+            raise ValueError(f"robot {self.name!r} has no active joint (a planner needs at least one): "
+                             + (f"`joints` must name at least one of {movable}" if movable else
+                                "add a revolute, continuous or prismatic joint"))
+        return robot

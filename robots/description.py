@@ -17,6 +17,22 @@ import numpy as np
 
 MOVABLE = ("revolute", "continuous", "prismatic")
 SUPPORTED = MOVABLE + ("fixed",)
+# Largest joint limit magnitude accepted (radians or metres). Joint values are float32 in the core,
+# whose spacing at 1e4 is 1 mm / 1 mrad; limits far beyond (1e20 written for "unbounded") overflow
+# the joint-space norms the defaults are derived from. An unbounded revolute joint is "continuous".
+MAX_JOINT_LIMIT = 1e4
+
+
+def limits_error(joint: str, jtype: str, lower: float, upper: float) -> str | None:
+    """Why ``[lower, upper]`` cannot be the limits of a ``jtype`` joint, or None if it can."""
+    if not (np.isfinite(lower) and np.isfinite(upper)) or lower > upper:
+        return f"joint {joint!r} has invalid limits [{lower}, {upper}]: they must be finite with lower <= upper"
+    if max(abs(lower), abs(upper)) > MAX_JOINT_LIMIT:
+        hint = ("; a joint that turns without limit is type continuous" if jtype == "revolute" else
+                "; give the real travel of the joint")
+        return (f"joint {joint!r} has limits [{lower:g}, {upper:g}] beyond +-{MAX_JOINT_LIMIT:g} "
+                f"({'rad' if jtype == 'revolute' else 'm'}), the largest supported{hint}")
+    return None
 
 
 @dataclasses.dataclass
@@ -185,8 +201,9 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
             if j.limit is None or j.limit.lower is None or j.limit.upper is None:
                 raise _fail(path, f"joint {j.name!r} ({j.type}) needs <limit lower=... upper=...>")
             lower, upper = float(j.limit.lower), float(j.limit.upper)
-            if not (np.isfinite(lower) and np.isfinite(upper)) or lower > upper:
-                raise _fail(path, f"joint {j.name!r} has invalid limits [{lower}, {upper}]")
+            problem = limits_error(j.name, j.type, lower, upper)
+            if problem:
+                raise _fail(path, problem)
         mimic = None
         if j.mimic is not None:
             mimic = Mimic(j.mimic.joint, float(j.mimic.multiplier if j.mimic.multiplier is not None else 1.0),

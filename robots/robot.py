@@ -48,6 +48,10 @@ DEFAULT_LIMIT_TOLERANCE = 1e-4
 # proven free end the check as "undecided". About 1 mm of travel for the panda's hand.
 DEFAULT_MIN_STEP = 1e-3
 
+# Continuous joints take any angle and are wrapped to [-pi, pi]; a value beyond this magnitude
+# (radians) is refused by ``Robot.check_joint_values`` as a mistake: float64 spacing there is over
+# 1e-10 rad and grows with the value, so at 1e17 and beyond the wrapped angle is arbitrary.
+MAX_CONTINUOUS_VALUE = 1e6
 _EMPTY_ENV = None
 # numpy hands out this one descriptor object for native float64, so an identity test is exact and
 # is the cheapest check on the single-call hot path (byte-swapped float64 goes through _as_f64).
@@ -343,10 +347,19 @@ class Robot:
         if (spheres is None) == (mesh is None):
             raise ValueError("give exactly one of spheres or mesh")
         if mesh is not None:
+            from simdplan.collision.mesh import check_mesh_path  # noqa: PLC0415
             from simdplan.robots.spherize import spherize_mesh  # noqa: PLC0415 (trimesh-heavy, optional)
             import trimesh  # noqa: PLC0415
 
-            m = trimesh.load(os.fspath(mesh), force="mesh") if isinstance(mesh, (str, os.PathLike)) else mesh
+            if isinstance(mesh, (str, os.PathLike)):
+                # named errors (not found, a directory, unsupported format ...) instead of trimesh's own
+                path = check_mesh_path(mesh)
+                try:
+                    m = trimesh.load(path, force="mesh")
+                except Exception as e:  # trimesh raises many types for malformed files
+                    raise ValueError(f"could not read a mesh from {path}: {type(e).__name__}: {e}") from None
+            else:
+                m = mesh
             spheres = spherize_mesh(m, max_spheres=max_spheres, tolerance=tolerance).spheres
         from simdplan.robots.builder import _spheres  # noqa: PLC0415
 
@@ -514,6 +527,26 @@ class Robot:
         above = bounded & (out > hi) & (out <= hi + tol)
         out = np.where(below, lo, np.where(above, hi, out))
         return out, below | above
+
+    def check_joint_values(self, Q, what: str = "q") -> np.ndarray:
+        """``Q`` (dof,) or (n, dof) as float64, or a ValueError naming the configuration, the joint
+        and why: a non-finite value, or a continuous joint's value beyond +-MAX_CONTINUOUS_VALUE rad
+        (a start or goal that wraps to an arbitrary angle). Limits are not checked (``is_valid``)."""
+        arr = np.array(_as_f64(Q, what), dtype=np.float64)
+        if arr.shape[-1:] != (self.dof,) or arr.ndim > 2:
+            raise ValueError(f"{what} must have shape ({self.dof},) or (n, {self.dof}), got {arr.shape}")
+        rows = arr.reshape(-1, self.dof)
+        bad = ~np.isfinite(rows) | (self._wrap_mask & ~(np.abs(rows) <= MAX_CONTINUOUS_VALUE))
+        if bad.any():
+            r, j = (int(k[0]) for k in np.nonzero(bad))
+            value = float(rows[r, j])
+            where = what if arr.ndim == 1 else f"{what} row {r}"
+            kind = next(d.type for d in self.description.joints if d.name == self.joint_names[j])
+            why = ("is not finite" if not np.isfinite(value) else
+                   f"is beyond +-{MAX_CONTINUOUS_VALUE:g} rad, where its angle after wrapping to [-pi, pi] "
+                   "is lost to rounding; give it within [-pi, pi]")
+            raise ValueError(f"{where}: joint {self.joint_names[j]!r} ({kind}) = {value!r} {why}")
+        return arr
 
     def is_valid(self, q, env: Environment | None = None, padding: float = 0.0) -> bool:
         """Clear(q): True iff ``q`` (dof,) is within limits and collision-free in ``env``.

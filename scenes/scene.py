@@ -186,7 +186,12 @@ class Reader:
         if isinstance(value, (list, tuple)) and len(value) != robot.dof:
             self.fail(key, f"has {len(value)} values but robot {robot.name!r} has {robot.dof} joints "
                            f"({', '.join(robot.joint_names)})")
-        return np.array(self.vector(value, robot.dof, key, "joint values"), dtype=np.float64)
+        q = np.array(self.vector(value, robot.dof, key, "joint values"), dtype=np.float64)
+        try:  # e.g. a continuous joint at 1e300 rad, whose wrapped angle would be arbitrary
+            robot.check_joint_values(q, "configuration")
+        except ValueError as exc:
+            self.fail(key, str(exc).removeprefix("configuration: "))
+        return q
 
 
 # Builder messages name the offending parameter; map those words to the file's key.

@@ -350,9 +350,9 @@ def _ur5():
     return sp_robots.load("ur5")
 
 
-def _expect_refused(kind, match, **kwargs):
+def _expect_refused(kind, match, error=ValueError, **kwargs):
     env = Environment()
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         ADDERS[kind](env, **kwargs)
     assert len(env) == 0  # nothing half-added
     # the environment is still usable
@@ -366,9 +366,14 @@ def test_good_obstacles_are_accepted():
 
 
 @pytest.mark.parametrize("kind", ROUND)
-@pytest.mark.parametrize("radius", [-0.1, 0.0, NAN, INF, -INF, None, "big"])
+@pytest.mark.parametrize("radius", [-0.1, 0.0, NAN, INF, -INF, None])
 def test_bad_radius(kind, radius):
     _expect_refused(kind, "radius", radius=radius)
+
+
+@pytest.mark.parametrize("kind", ROUND)
+def test_text_radius_is_a_type_error(kind):
+    _expect_refused(kind, "radius.*not text", radius="big", error=TypeError)
 
 
 @pytest.mark.parametrize("kind", ["capsule", "cylinder"])
@@ -441,7 +446,7 @@ def test_bad_plane_normal(normal):
 @pytest.mark.parametrize("offset", [NAN, INF, "x"])
 def test_bad_plane_offset(offset):
     env = Environment()
-    with pytest.raises(ValueError, match="offset"):
+    with pytest.raises(TypeError if isinstance(offset, str) else ValueError, match="offset"):
         env.add_plane([0, 0, 1], offset)
     assert len(env) == 0
 

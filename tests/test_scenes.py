@@ -667,7 +667,7 @@ BAD_MESHES = [
     ("file not text", {"type": "mesh", "file": 3}, "obstacles[2].file", "must be a string"),
     ("garbage stl", {"type": "mesh", "file": "meshes/garbage.stl"}, "obstacles[2].file", "holds no triangles"),
     ("garbage ply", {"type": "convex", "file": "meshes/garbage.ply"}, "obstacles[2].file", "could not read a mesh"),
-    ("unknown format", {"type": "mesh", "file": "meshes/notes.txt"}, "obstacles[2].file", "could not read a mesh"),
+    ("unknown format", {"type": "mesh", "file": "meshes/notes.txt"}, "obstacles[2].file", "not a mesh file format trimesh reads"),
     ("flat file hull", {"type": "convex", "file": "meshes/flat.obj"}, "obstacles[2].file", "coplanar"),
     ("file and vertices", {"type": "mesh", "file": "meshes/box.stl", "vertices": TETRA, "faces": TETRA_FACES},
      "obstacles[2]", "give one of file or vertices + faces, not file and vertices"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 
 from simdplan import _core
 
@@ -20,9 +21,21 @@ def _choose_at_import() -> None:
         try:
             _core.set_isa(forced)
         except ValueError as exc:
-            raise ImportError(f"{_ISA_ENV}={forced!r}: {exc}") from None
+            valid = ", ".join(_core.available_isas())
+            raise ImportError(f"{_ISA_ENV}={forced!r} cannot be used ({exc}); valid values on this machine: "
+                              f"{valid}; or leave {_ISA_ENV} unset for the best one") from None
     else:
         _core.set_isa(_core.available_isas()[-1])
+
+
+def _started_as_command() -> bool:
+    """True when this process is the ``simdplan`` command (the console script or ``python -m simdplan``),
+    whose users expect a one-line message and its bad-input exit code rather than a traceback."""
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.splitext(script)[0] == "simdplan":
+        return True
+    argv = list(getattr(sys, "orig_argv", ()))
+    return any(a == "-m" and b in ("simdplan", "simdplan.cli") for a, b in zip(argv, argv[1:]))
 
 
 def set_isa(name: str) -> None:
@@ -71,4 +84,11 @@ def info() -> dict:
     }
 
 
-_choose_at_import()
+try:
+    _choose_at_import()
+except ImportError as exc:  # SIMDPLAN_ISA names a level this build or CPU cannot run
+    if not _started_as_command():
+        raise
+    # the command's own main() cannot catch this: it is raised while its package is imported
+    print(f"simdplan: {exc}", file=sys.stderr, flush=True)
+    raise SystemExit(2) from None

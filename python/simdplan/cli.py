@@ -36,6 +36,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -1046,7 +1047,6 @@ def cmd_info(args) -> int:
         print(json.dumps({**info, "cpu_model": cpu_model()}, indent=1))
         return 0
     rows = [(k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in info.items()]
-    rows.append(("cpu", cpu_model()))
     _print_summary("simdplan.info()", rows)
     return 0
 
@@ -1185,6 +1185,20 @@ def main(argv: list[str] | None = None) -> int:
         args._parser.print_help(sys.stderr)
         return 2
     debug = getattr(args, "debug", False)
+    # only within the command: library callers keep Python's own warning format
+    with warnings.catch_warnings():
+        if not debug:
+            warnings.showwarning = _show_warning
+        return _run(args, debug)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr, like the command's other messages (no source line)."""
+    kind = "" if category is UserWarning else f" ({category.__name__})"
+    _err(f"warning{kind}: {_one_line(message)}")
+
+
+def _run(args, debug: bool) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:

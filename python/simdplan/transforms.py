@@ -13,8 +13,23 @@ import numpy as np
 QUAT_NORM_TOLERANCE = 1e-3
 
 
+def reject_text(value, name: str) -> None:
+    """TypeError if ``value`` is text (a string, or an array or list holding strings): NumPy would
+    otherwise parse "0.1" as a number, hiding a value read from a file or a form that was never converted."""
+    if isinstance(value, (int, float, np.ndarray)) and not (isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
+        return
+    try:
+        text = isinstance(value, (str, bytes)) or np.asarray(value).dtype.kind in "SU"
+    except (TypeError, ValueError):  # ragged or odd input: the caller's own conversion words that
+        return
+    if text:
+        raise TypeError(f"{name} must be numeric, not text: got {value!r}; convert it with float() first")
+
+
 def as_finite(value, shape: tuple, name: str) -> np.ndarray:
-    """``value`` as a float64 array of ``shape`` (-1 matches any length), or a clear ValueError."""
+    """``value`` as a float64 array of ``shape`` (-1 matches any length), or a clear ValueError
+    (TypeError for text)."""
+    reject_text(value, name)
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
