@@ -97,6 +97,9 @@ def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 
         raise ValueError(f"goals must have shape ({dof},) or (m, {dof}) with m >= 1, got {goals.shape}")
     both = np.concatenate([start[None, :], goals])
     if robot._wraps:
+        # a continuous joint far beyond +-pi wraps to an arbitrary angle: refused, naming the joint
+        robot.check_joint_values(start, "start")
+        robot.check_joint_values(goals, "goals")
         wrap = robot._wrap_mask
         both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi  # NaN and inf stay non-finite
         start, goals = both[0].copy(), both[1:].copy()
@@ -176,6 +179,8 @@ def _check_types(robot, env) -> None:
 
     if not isinstance(robot, Robot):
         raise TypeError(f"robot must be a simdplan.Robot, got {type(robot).__name__}")
+    if robot.dof == 0:
+        raise ValueError(f"robot {robot.name!r} has no active joint: there is nothing to plan")
     if env is not None and not isinstance(env, Environment):
         raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
 

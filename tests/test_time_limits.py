@@ -300,3 +300,25 @@ def test_scene_file_settings_that_cannot_work_are_bad_input(tmp_path, capsys):
     path.write_text(yaml.safe_dump(data))
     assert cli.main(["plan", str(path)]) == 2
     assert "planner.interpolate" in capsys.readouterr().err
+
+
+def test_a_robot_without_active_joints_cannot_plan():
+    b = RobotBuilder("statue")
+    b.link("base", spheres=[[0, 0, 0, 0.1]])
+    b.joint("j", "revolute", parent="base", child="arm", axis=[0, 0, 1], limits=(-1, 1))
+    b.link("arm", spheres=[[0.3, 0, 0, 0.05]])
+    robot = simdplan.Robot(b.build().description, joints=[])
+    assert robot.dof == 0
+    with pytest.raises(ValueError, match="no active joint"):
+        simdplan.plan(robot, None, np.zeros(0), np.zeros(0))
+
+
+def test_a_continuous_joint_far_beyond_pi_is_named():
+    b = RobotBuilder("turntable")
+    b.link("base")
+    b.joint("spin", "continuous", parent="base", child="arm", axis=[0, 0, 1])
+    b.link("arm", spheres=[[0.3, 0, 0, 0.05]])
+    robot = b.build()
+    with pytest.raises(ValueError, match="'spin'.*beyond"):
+        simdplan.plan(robot, None, np.array([1e300]), np.array([0.5]))
+    assert simdplan.plan(robot, None, np.array([4.0]), np.array([0.5])).success  # wraps to -2.28
