@@ -21,6 +21,9 @@ here for OMPL's algorithms (asymptotically optimal planners, lazy variants), not
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 
 import numpy as np
@@ -59,6 +62,14 @@ def planners() -> list[str]:
         if isinstance(cls, type) and issubclass(cls, ob.Planner) and cls is not ob.Planner:
             out.append(PREFIX + name)
     return sorted(out)
+
+
+# Planners that OMPL cannot run safely for some problems, with the reason given to the caller.
+_SINGLE_GOAL_ONLY = {
+    # AOXRRTConnect::findNeighbour walks its neighbour list past the end when the goal tree has several
+    # roots: it spins in C++ without checking the time limit (seen with 3 goals on panda_table)
+    "AORRTC": "OMPL's AORRTC can loop forever, ignoring the time limit, when the goal tree has several roots",
+}
 
 
 def _planner_class(name: str):
@@ -145,6 +156,10 @@ def plan_ompl(robot, env, start: np.ndarray, goals: np.ndarray, settings) -> Pla
     cls = _planner_class(settings.planner)
     if not settings.time_limit > 0:
         raise ValueError("OMPL planners stop on time: give time_limit > 0 seconds")
+    short = settings.planner[len(PREFIX):]
+    if short in _SINGLE_GOAL_ONLY and len(goals) > 1:
+        raise ValueError(f"{settings.planner} takes one goal, got {len(goals)}: {_SINGLE_GOAL_ONLY[short]}; "
+                         f"plan to each goal separately or use another planner (e.g. ompl:RRTConnect)")
     level = ou.getLogLevel()
     if not _SEEDED:
         ou.setLogLevel(ou.LOG_NONE)  # OMPL logs an error when its generators already started
@@ -164,6 +179,8 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
     planner = cls(si)
     if hasattr(planner, "setRange"):
         planner.setRange(float(robot.default_range if settings.range is None else settings.range))
+    if hasattr(planner, "setGoalBias"):
+        planner.setGoalBias(float(settings.goal_bias))
     setup.setPlanner(planner)
     dof = robot.dof
 
@@ -179,27 +196,37 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
         goal.addState(state(g))
     setup.setGoal(goal)
     setup.setup()
-    t0 = time.perf_counter_ns()
-    status = setup.solve(float(settings.time_limit))
-    plan_ns = time.perf_counter_ns() - t0
-    exact = status.getStatus() == ob.PlannerStatus.EXACT_SOLUTION
+    # A C++ condition: OMPL evaluates it from its helper threads too, which must never wait for the GIL.
+    stop = ob.timedPlannerTerminationCondition(float(settings.time_limit))
+    with _stop_on_sigint(stop) as interrupted:
+        t0 = time.perf_counter_ns()
+        if isinstance(planner, og.PRM):
+            _add_goals_before_solve(planner, setup, len(goals), ob)
+        status = setup.solve(stop)
+        plan_ns = time.perf_counter_ns() - t0
+        exact = status.getStatus() == ob.PlannerStatus.EXACT_SOLUTION
+        if exact and settings.simplify and not interrupted:
+            t1 = time.perf_counter_ns()
+            initial = _path_array(setup, dof)
+            setup.simplifySolution()
+            simplify_ns = time.perf_counter_ns() - t1
+    if interrupted:
+        raise KeyboardInterrupt(f"OMPL {settings.planner[len(PREFIX):]} stopped by SIGINT")
     stats = {"iterations": 0, "collision_checks": 0, "planning_time_ns": plan_ns, "simplify_time_ns": 0,
-             "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString()}
+             "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString(),
+             "time_limit": float(settings.time_limit)}
     if not exact:
-        stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0)
+        stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0,
+                     state_checks=counters.states, motion_checks=counters.motions)
         return PlanResult(False, np.zeros((0, dof)), stats, settings.planner, robot.joint_names,
                           f"OMPL {settings.planner[len(PREFIX):]}: {status.asString()}")
 
-    def path_array():
-        return np.array([_values(s, dof) for s in setup.getSolutionPath().getStates()])
-
-    path = path_array()
-    stats["initial_cost"] = path_length(path)
+    path = _path_array(setup, dof)
     if settings.simplify:
-        t1 = time.perf_counter_ns()
-        setup.simplifySolution()
-        stats["simplify_time_ns"] = time.perf_counter_ns() - t1
-        path = path_array()
+        stats["simplify_time_ns"] = simplify_ns
+        stats["initial_cost"] = path_length(initial)
+    else:
+        stats["initial_cost"] = path_length(path)
     # the path ends at the goal OMPL reached; report which, and return the caller's exact values
     k = int(np.argmin(np.abs(goals - path[-1]).max(axis=1)))
     path[0], path[-1] = start, goals[k]
@@ -207,3 +234,45 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
                  collision_checks=counters.states + counters.motion_samples,
                  state_checks=counters.states, motion_checks=counters.motions)
     return PlanResult(True, path, stats, settings.planner, robot.joint_names)
+
+
+def _path_array(setup, dof: int) -> np.ndarray:
+    return np.array([_values(s, dof) for s in setup.getSolutionPath().getStates()])
+
+
+def _add_goals_before_solve(planner, setup, goal_count: int, ob) -> None:
+    """PRM and PRMstar solve with a second thread that adds every goal after the first to the roadmap
+    while holding the roadmap's lock; adding one checks motions, i.e. calls into Python, which needs
+    the GIL, and the thread that called solve holds the GIL while it waits for that lock: a deadlock.
+    Each solve adds one more goal on the calling thread before the second thread starts, so solves
+    that stop at once put all goals but the last in the roadmap, and the real solve adds the last."""
+    already_stopped = ob.plannerAlwaysTerminatingCondition()
+    for _ in range(goal_count - 1):
+        planner.solve(already_stopped)
+    # those solves may have recorded an approximate path (start to its nearest roadmap vertex)
+    setup.getProblemDefinition().clearSolutionPaths()
+
+
+@contextlib.contextmanager
+def _stop_on_sigint(stop):
+    """While OMPL solves, SIGINT ends the solve through ``stop`` instead of raising inside one of
+    the Python callbacks (an exception there would unwind through OMPL's C++ and its threads).
+    Yields a list that is non-empty once SIGINT came; the caller raises KeyboardInterrupt after
+    OMPL returned. Python runs the handler on the main thread between bytecodes, i.e. in the next
+    validity or motion check, microseconds to milliseconds after the signal. Elsewhere than on the
+    main thread, or when the program installed its own SIGINT handler, nothing is changed."""
+    interrupted: list[int] = []
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield interrupted
+        return
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        stop.terminate()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
