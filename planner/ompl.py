@@ -9,18 +9,39 @@ and simdplan's Link as the motion validator (discrete at ``resolution``, or cert
 simdplan PlanResult.
 
 Requires the ``ompl`` wheel from PyPI (``pip install ompl``). Settings used: time_limit (seconds,
-must be > 0: OMPL planners stop on time), range (where the planner has one), simplify, padding,
-resolution, link, min_step, seed. OMPL's random seed is process-global and OMPL accepts it only
-before its first random generator is made, so ``seed`` takes effect on the first OMPL plan of a
-process only; later plans are not reproducible. Other settings are simdplan's own planners'.
+must be > 0: OMPL planners stop on time), range and goal_bias (where the planner has them; range
+None means OMPL's own default, a fifth of the joint space's diagonal, not the robot's
+default_range), simplify, padding, resolution, link, min_step, seed. OMPL's random seed is
+process-global and OMPL accepts it only before its first random generator is made, so ``seed``
+takes effect on the first OMPL plan of a process only; later plans are not reproducible. Other
+settings are simdplan's own planners'.
 
-Every call into simdplan crosses from OMPL's C++ into Python and back (a few microseconds), so
-these planners check far fewer configurations per second than simdplan's C++ planners; they are
-here for OMPL's algorithms (asymptotically optimal planners, lazy variants), not for speed.
+Goals: RRT and RRTstar are given a goal region that, like simdplan's RRT, is reached from any tree
+node with a goal within ``range`` and a free motion to it (OMPL's path ends at that node and the
+goal is appended; OMPL's cost of the path omits that last edge). Other planners get the goals as
+OMPL GoalStates; InformedRRTstar and SORRTstar cannot take that region (their informed sampling
+needs the path's cost to end at a goal) and still often miss the table scenes within 1 s. AORRTC is refused with more than one goal: OMPL's
+AORRTC can then loop forever in C++, ignoring the time limit.
+
+Stopping: the solve runs under a C++ timed termination condition (OMPL may evaluate it on helper
+threads, which must never wait for Python's GIL) and returns within the time limit plus one
+planner iteration. PRM and PRMstar add every goal to their roadmap before their helper thread
+starts (that thread would otherwise deadlock against the GIL). On the main thread, with Python's
+default SIGINT handler in place, Ctrl-C ends the solve at the next collision check and raises
+KeyboardInterrupt once OMPL has returned (a Ctrl-C during OMPL's path simplification, which
+cannot be stopped, takes effect when it ends).
+
+Every call into simdplan crosses from OMPL's C++ into Python and back (about 12 us per motion
+check, most of it the crossing), so these planners check far fewer configurations per second than
+simdplan's C++ planners; they are here for OMPL's algorithms (asymptotically optimal planners, lazy
+variants), not for speed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
 
 import numpy as np
@@ -61,6 +82,71 @@ def planners() -> list[str]:
     return sorted(out)
 
 
+# Planners that OMPL cannot run safely for some problems, with the reason given to the caller.
+_SINGLE_GOAL_ONLY = {
+    # AOXRRTConnect::findNeighbour walks its neighbour list past the end when the goal tree has several
+    # roots: it spins in C++ without checking the time limit (seen with 3 goals on panda_table)
+    "AORRTC": "OMPL's AORRTC can loop forever, ignoring the time limit, when the goal tree has several roots",
+}
+
+
+# Single-tree planners: they reach a goal only by growing a node onto it, i.e. by sampling the goal
+# (goal_bias) while the tree's nearest node to it has a free straight line to it; once that line is
+# blocked, every goal sample retries it. simdplan's RRT also tries, from each new node, every goal
+# within `range`. These planners get that test as their goal region (_reachable_goals).
+# Not InformedRRTstar and SORRTstar: their informed sampling takes the path's cost as ending at a
+# goal, but with this region OMPL's cost omits the last edge and can fall below the start-goal
+# distance; SORRTstar's ordered sampler then spun in C++ for over a minute (ur5_table, seed 0).
+_CONNECT_GOALS_IN_RANGE = frozenset({"RRT", "RRTstar"})
+
+
+def _reachable_goals(ob, si, goals: np.ndarray, motion_free):
+    """A goal region for OMPL satisfied by a state from which one of ``goals`` (m, dof) within
+    ``reach`` (joint-space distance; set it before solving, normally to the planner's range) is
+    connected by a free motion; it samples the goals in turn.
+
+    OMPL then ends its path at that state: the caller appends the goal (connecting_goal). OMPL's
+    cost of such a path omits that last edge (at most ``reach`` long); the path's cost that
+    simdplan reports includes it."""
+
+    class ReachableGoals(ob.GoalSampleableRegion):
+        def __init__(self):
+            super().__init__(si)
+            self.next_sample = 0
+            self.reach = 0.0
+            self.known: dict[bytes, int] = {}  # OMPL asks again for the same state (costs, pruning)
+
+        def maxSampleCount(self) -> int:
+            return len(goals)
+
+        def sampleGoal(self, state) -> None:
+            q = goals[self.next_sample]
+            self.next_sample = (self.next_sample + 1) % len(goals)
+            for j, v in enumerate(q):
+                state[j] = float(v)
+
+        def distanceGoal(self, state) -> float:
+            # called for every new tree node: the common case (no goal within reach) stays cheap
+            q = _values(state, goals.shape[1])
+            gaps = np.sqrt(((goals - q) ** 2).sum(axis=1))
+            nearest = float(gaps.min())
+            if nearest > self.reach:
+                return nearest
+            return 0.0 if self.connecting_goal(q, gaps) >= 0 else nearest
+
+        def connecting_goal(self, q: np.ndarray, gaps: np.ndarray | None = None) -> int:
+            """Index of the nearest goal within reach that a free motion from q reaches, or -1."""
+            key = q.tobytes()
+            if key not in self.known:
+                if gaps is None:
+                    gaps = np.sqrt(((goals - q) ** 2).sum(axis=1))
+                self.known[key] = next((int(k) for k in np.argsort(gaps, kind="stable")
+                                        if gaps[k] <= self.reach and motion_free(q, goals[k])), -1)
+            return self.known[key]
+
+    return ReachableGoals()
+
+
 def _planner_class(name: str):
     ob, og, _ = _modules()
     short = name[len(PREFIX):]
@@ -75,6 +161,7 @@ class _Counters:
         self.states = 0
         self.motions = 0
         self.motion_samples = 0
+        self.motion_free = None  # (a, b) float64 arrays -> bool, counted like OMPL's own motion checks
 
 
 def _values(state, dof: int) -> np.ndarray:
@@ -106,19 +193,22 @@ def make_setup(robot, env, padding: float = 0.0, link: str = "discrete", resolut
         counters.states += 1
         return bool(core.is_valid(model, _values(state, dof), padding))
 
+    def motion_free(a: np.ndarray, b: np.ndarray) -> bool:
+        counters.motions += 1
+        if link == "certified":
+            status, samples, _t = core.certify_motion(model, a, b, padding, min_step)
+            counters.motion_samples += samples
+            return status == 0
+        counters.motion_samples += core.motion_samples(a, b, res) + 1
+        return bool(core.is_motion_valid(model, a, b, res, padding))
+
+    counters.motion_free = motion_free
+
     class Motion(ob.MotionValidator):
         # NOTE: OMPL asks for the two-state form in nearly every planner; the three-state form (last
         # valid state) gets the same verdict and, on failure, the start as its last valid state.
         def checkMotion(self, s1, s2, *last):
-            counters.motions += 1
-            a, b = _values(s1, dof), _values(s2, dof)
-            if link == "certified":
-                status, samples, _t = core.certify_motion(model, a, b, padding, min_step)
-                counters.motion_samples += samples
-                ok = status == 0
-            else:
-                counters.motion_samples += core.motion_samples(a, b, res) + 1
-                ok = bool(core.is_motion_valid(model, a, b, res, padding))
+            ok = motion_free(_values(s1, dof), _values(s2, dof))
             if not ok and last:
                 # NOTE: copied by value: a reference to `si` here would make a cycle through C++ that
                 # Python's collector cannot see (OMPL's objects would never be freed)
@@ -145,6 +235,10 @@ def plan_ompl(robot, env, start: np.ndarray, goals: np.ndarray, settings) -> Pla
     cls = _planner_class(settings.planner)
     if not settings.time_limit > 0:
         raise ValueError("OMPL planners stop on time: give time_limit > 0 seconds")
+    short = settings.planner[len(PREFIX):]
+    if short in _SINGLE_GOAL_ONLY and len(goals) > 1:
+        raise ValueError(f"{settings.planner} takes one goal, got {len(goals)}: {_SINGLE_GOAL_ONLY[short]}; "
+                         f"plan to each goal separately or use another planner (e.g. ompl:RRTConnect)")
     level = ou.getLogLevel()
     if not _SEEDED:
         ou.setLogLevel(ou.LOG_NONE)  # OMPL logs an error when its generators already started
@@ -162,8 +256,14 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
     setup, counters = make_setup(robot, env, settings.padding, settings.link, settings.resolution, settings.min_step)
     si = setup.getSpaceInformation()
     planner = cls(si)
-    if hasattr(planner, "setRange"):
-        planner.setRange(float(robot.default_range if settings.range is None else settings.range))
+    # range None: OMPL's own default, a fifth of the joint space's diagonal (OMPL's SelfConfig).
+    # simdplan's default_range is sized for its C++ planners' vectorized edge checks; here each
+    # motion check is a Python call of ~12 us whatever its length, and longer edges pay off: on
+    # panda_table ompl:RRT solves in ms with range 2 and often not in 1 s with the robot's 0.99.
+    if hasattr(planner, "setRange") and settings.range is not None:
+        planner.setRange(float(settings.range))
+    if hasattr(planner, "setGoalBias"):
+        planner.setGoalBias(float(settings.goal_bias))
     setup.setPlanner(planner)
     dof = robot.dof
 
@@ -174,32 +274,49 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
         return s
 
     setup.setStartState(state(start))
-    goal = ob.GoalStates(si)
-    for g in goals:
-        goal.addState(state(g))
+    if settings.planner[len(PREFIX):] in _CONNECT_GOALS_IN_RANGE:
+        goal = _reachable_goals(ob, si, np.asarray(goals, dtype=np.float64), counters.motion_free)
+    else:
+        goal = ob.GoalStates(si)
+        for g in goals:
+            goal.addState(state(g))
     setup.setGoal(goal)
     setup.setup()
-    t0 = time.perf_counter_ns()
-    status = setup.solve(float(settings.time_limit))
-    plan_ns = time.perf_counter_ns() - t0
-    exact = status.getStatus() == ob.PlannerStatus.EXACT_SOLUTION
+    if not isinstance(goal, ob.GoalStates):
+        goal.reach = float(planner.getRange())  # as configured by setup when settings.range is None
+    # A C++ condition: OMPL evaluates it from its helper threads too, which must never wait for the GIL.
+    stop = ob.timedPlannerTerminationCondition(float(settings.time_limit))
+    with _stop_on_sigint(stop) as interrupted:
+        t0 = time.perf_counter_ns()
+        if isinstance(planner, og.PRM):
+            _add_goals_before_solve(planner, setup, len(goals), ob)
+        status = setup.solve(stop)
+        plan_ns = time.perf_counter_ns() - t0
+        exact = status.getStatus() == ob.PlannerStatus.EXACT_SOLUTION
+        if exact and not isinstance(goal, ob.GoalStates):
+            _append_reached_goal(setup, goal, goals, state, dof)
+        if exact and settings.simplify and not interrupted:
+            t1 = time.perf_counter_ns()
+            initial = _path_array(setup, dof)
+            setup.simplifySolution()
+            simplify_ns = time.perf_counter_ns() - t1
+    if interrupted:
+        raise KeyboardInterrupt(f"OMPL {settings.planner[len(PREFIX):]} stopped by SIGINT")
     stats = {"iterations": 0, "collision_checks": 0, "planning_time_ns": plan_ns, "simplify_time_ns": 0,
-             "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString()}
+             "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString(),
+             "time_limit": float(settings.time_limit)}
     if not exact:
-        stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0)
+        stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0,
+                     state_checks=counters.states, motion_checks=counters.motions)
         return PlanResult(False, np.zeros((0, dof)), stats, settings.planner, robot.joint_names,
                           f"OMPL {settings.planner[len(PREFIX):]}: {status.asString()}")
 
-    def path_array():
-        return np.array([_values(s, dof) for s in setup.getSolutionPath().getStates()])
-
-    path = path_array()
-    stats["initial_cost"] = path_length(path)
+    path = _path_array(setup, dof)
     if settings.simplify:
-        t1 = time.perf_counter_ns()
-        setup.simplifySolution()
-        stats["simplify_time_ns"] = time.perf_counter_ns() - t1
-        path = path_array()
+        stats["simplify_time_ns"] = simplify_ns
+        stats["initial_cost"] = path_length(initial)
+    else:
+        stats["initial_cost"] = path_length(path)
     # the path ends at the goal OMPL reached; report which, and return the caller's exact values
     k = int(np.argmin(np.abs(goals - path[-1]).max(axis=1)))
     path[0], path[-1] = start, goals[k]
@@ -207,3 +324,56 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
                  collision_checks=counters.states + counters.motion_samples,
                  state_checks=counters.states, motion_checks=counters.motions)
     return PlanResult(True, path, stats, settings.planner, robot.joint_names)
+
+
+def _append_reached_goal(setup, goal, goals: np.ndarray, state, dof: int) -> None:
+    """The path OMPL found ends at a state that a checked motion connects to a goal: add that goal."""
+    path = setup.getSolutionPath()
+    end = _values(path.getState(path.getStateCount() - 1), dof)
+    k = goal.connecting_goal(end)
+    if k < 0:  # not expected: OMPL ended where the goal region said it was satisfied
+        raise RuntimeError("OMPL's path does not end next to a goal")
+    if np.any(end != goals[k]):
+        path.append(state(goals[k]))
+
+
+def _path_array(setup, dof: int) -> np.ndarray:
+    return np.array([_values(s, dof) for s in setup.getSolutionPath().getStates()])
+
+
+def _add_goals_before_solve(planner, setup, goal_count: int, ob) -> None:
+    """PRM and PRMstar solve with a second thread that adds every goal after the first to the roadmap
+    while holding the roadmap's lock; adding one checks motions, i.e. calls into Python, which needs
+    the GIL, and the thread that called solve holds the GIL while it waits for that lock: a deadlock.
+    Each solve adds one more goal on the calling thread before the second thread starts, so solves
+    that stop at once put all goals but the last in the roadmap, and the real solve adds the last."""
+    already_stopped = ob.plannerAlwaysTerminatingCondition()
+    for _ in range(goal_count - 1):
+        planner.solve(already_stopped)
+    # those solves may have recorded an approximate path (start to its nearest roadmap vertex)
+    setup.getProblemDefinition().clearSolutionPaths()
+
+
+@contextlib.contextmanager
+def _stop_on_sigint(stop):
+    """While OMPL solves, SIGINT ends the solve through ``stop`` instead of raising inside one of
+    the Python callbacks (an exception there would unwind through OMPL's C++ and its threads).
+    Yields a list that is non-empty once SIGINT came; the caller raises KeyboardInterrupt after
+    OMPL returned. Python runs the handler on the main thread between bytecodes, i.e. in the next
+    validity or motion check, microseconds to milliseconds after the signal. Elsewhere than on the
+    main thread, or when the program installed its own SIGINT handler, nothing is changed."""
+    interrupted: list[int] = []
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield interrupted
+        return
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        stop.terminate()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

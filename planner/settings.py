@@ -35,12 +35,13 @@ class PlannerSettings:
     Ctrl-C (SIGINT) stops a plan within about 10 ms and raises KeyboardInterrupt (main thread).
     max_iterations: planner iterations (samples drawn, including those dynamic domains reject) at most.
     range: longest tree edge in joint-space (Euclidean) distance; None: the robot's default_range
-      (Robot.default_settings says how robot defaults are derived). At least one Link step
-      (1 / resolution): shorter edges cannot advance a tree.
+      (Robot.default_settings says how robot defaults are derived); for "ompl:" planners, OMPL's own
+      default (simdplan.planner.ompl says why). At least one Link step (1 / resolution): shorter
+      edges cannot advance a tree.
     resolution: samples per unit joint distance for edge checks; None: the robot's default
       (derived from its motion bound, Robot.default_settings). At most 1e6 (a micrometre-scale step).
     sampler: "uniform" (pseudo-random) or "halton" (low-discrepancy, scrambled by the seed).
-    goal_bias: RRT only: probability of sampling a goal.
+    goal_bias: RRT (and "ompl:" planners that have one): probability of sampling a goal.
     balance: RRT-Connect: grow the smaller tree (balanced variant).
     dynamic_domain: RRT-Connect: dynamic-domain sampling (Yershova et al. 2005): a node's domain
       is unbounded until an extension from it fails, then dd_radius; it grows by (1 + dd_alpha) on

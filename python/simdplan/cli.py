@@ -293,21 +293,27 @@ def cmd_plan(args) -> int:
         meshes = _mesh_check(scene, result.path, checked.padding, mesh_urdf)
     info = simdplan.info()
     name = getattr(scene, "name", None) or os.path.splitext(os.path.basename(path))[0]
+    # OMPL planners stop on time only and count no iterations; they report OMPL's status instead
+    ompl = checked.planner.startswith("ompl:")
+    budget = (f"time limit {_seconds(checked.time_limit) if checked.time_limit else 'none'}"
+              + ("" if ompl else f", max {checked.max_iterations:,} iterations"))
     rows = [
         ("scene", f"{name} ({path})"),
         ("robot", f"{scene.robot.name}, {scene.robot.dof} dof; start + {len(np.atleast_2d(scene.goals))} goal(s)"),
-        ("planner", f"{checked.planner}, seed {checked.seed}, time limit "
-                    f"{_seconds(checked.time_limit) if checked.time_limit else 'none'}, "
-                    f"max {checked.max_iterations:,} iterations, simplify {'on' if checked.simplify else 'off'}, "
-                    f"{checked.link} Link"),
+        ("planner", f"{checked.planner}, seed {checked.seed}, {budget}, "
+                    f"simplify {'on' if checked.simplify else 'off'}, {checked.link} Link"),
         ("success", "yes" if result.success else "no"),
         ("planning time", f"{_fmt_time_ns(stats.get('planning_time_ns'))} "
-                          f"({_fmt_num(stats.get('iterations'))} iterations)"),
+                          + (f"(OMPL status: {stats.get('ompl_status', '-')})" if ompl else
+                             f"({_fmt_num(stats.get('iterations'))} iterations)")),
         ("simplification time", "off" if not checked.simplify else
          _fmt_time_ns(stats.get("simplify_time_ns")) if result.success else "-"),
         ("wall time of the call", _fmt_time_ns(wall * 1e9)),
         ("collision checks", _fmt_num(stats.get("collision_checks"))),
     ]
+    if ompl:
+        rows.append(("OMPL checks", f"{_fmt_num(stats.get('state_checks'))} states, "
+                                    f"{_fmt_num(stats.get('motion_checks'))} motions"))
     if stats.get("limit_clamped"):
         rows.append(("joint limits", result.message))
     if result.success and stats.get("stopped") == "time_limit":
@@ -344,6 +350,10 @@ def cmd_plan(args) -> int:
     if meshes is not None and not meshes.valid:
         _err(f"the returned path collides with the robot's collision meshes: {meshes.first_collision}")
         return 3
+    if not result.success and ompl:
+        _err(f"no path found within {_seconds(checked.time_limit)} ({checked.planner}, seed {checked.seed}: "
+             f"OMPL status {stats.get('ompl_status', '-')})" + ("; nothing written" if args.out else ""))
+        return 1
     if not result.success:
         limit = []
         if checked.time_limit:
