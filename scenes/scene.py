@@ -39,6 +39,12 @@ Every problem found while loading raises an error that names the file, the key p
 ``obstacles[3].half_extents``) and what is wrong: ``SceneError`` (a ValueError) for content
 (including a missing or unreadable point-cloud or mesh file, reported at ``obstacles[i].file``),
 FileNotFoundError for a missing scene, URDF or SRDF file.
+
+Limits: a file nests at most ``MAX_NESTING`` (32) levels deep, aliases included, and is at most
+``MAX_YAML_BYTES`` (4 MB) of YAML or ``MAX_JSON_BYTES`` (64 MB) of JSON, UTF-8; beyond that it is a
+SceneError before any parsing. Point clouds and large meshes belong in files referenced by ``file``.
+YAML is read with libyaml where PyYAML has it (``yaml.CSafeLoader``), else with ``yaml.SafeLoader``;
+both read a file the same and report its errors in the same words.
 """
 
 from __future__ import annotations
@@ -493,32 +499,75 @@ def read_robot(r: Reader, spec, base_dir: str) -> Robot:
 
 # ----------------------------------------------------------------------------- parsing files
 
+# Nesting and size limits, checked before the parsers see a file. Python's parsers recurse once per
+# level of nesting (a file thousands of levels deep ends in RecursionError, and libyaml's composer
+# overruns the C stack), while real scenes are at most 5 levels deep (top level, obstacles, an
+# obstacle, its vertices, a vertex) and the MotionBenchMaker file 7. YAML builds Python objects at
+# about 2 s and 50 MB per MB of file even with libyaml; JSON parses in C at a small fraction of
+# that. The shipped scenes are a few kB and the MotionBenchMaker file 2.4 MB of JSON: bulk data
+# belongs in point-cloud and mesh files, which are read by numpy and trimesh.
+MAX_NESTING = 32
+MAX_YAML_BYTES = 4_000_000
+MAX_JSON_BYTES = 64_000_000
+_BULK_HINT = ("bulk data such as point clouds and large meshes belongs in .npy/.ply/.obj files that the scene "
+              "references with file: (simdplan.scenes.save writes them so)")
 
-class _YamlLoader(yaml.SafeLoader):
-    """SafeLoader that reads ``1e-3`` as a float (YAML 1.1 wants ``1.0e-3``) and refuses duplicate keys."""
+
+def _make_yaml_loader(base):
+    """A ``base`` (SafeLoader or libyaml's CSafeLoader) that reads ``1e-3`` as a float (YAML 1.1 wants
+    ``1.0e-3``) and refuses duplicate and unhashable keys with a YAML error."""
+    loader = type(f"Scene{base.__name__}", (base,), {})
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                        |[-+]?\.(?:inf|Inf|INF)
+                        |\.(?:nan|NaN|NAN))$""", re.X),
+        list("-+0123456789."))
+    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    loader.construct_object = _construct_object
+    return loader
 
 
-_YamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                    |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-                    |[-+]?\.(?:inf|Inf|INF)
-                    |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."))
+def _construct_object(loader, node, deep=False):
+    """SafeConstructor.construct_object, with a value its tag cannot take (``!!int x``, a 5000-digit
+    integer, ``2001-02-30``, ``!!timestamp x``) as a YAML error at the value instead of a bare
+    ValueError (or AttributeError) from deep inside PyYAML."""
+    try:
+        return yaml.SafeLoader.construct_object(loader, node, deep)
+    except yaml.YAMLError:
+        raise
+    except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+        value = node.value if isinstance(node, yaml.ScalarNode) else None
+        shown = f" {value!r}" if isinstance(value, str) and len(value) <= 40 else \
+            f" of {len(value)} characters" if isinstance(value, str) else ""
+        tag = node.tag.rsplit(":", 1)[-1] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+        why = f" ({exc})" if isinstance(exc, (ValueError, ArithmeticError)) else ""  # not PyYAML's internals
+        raise yaml.constructor.ConstructorError(None, None, f"cannot read the value{shown} as {tag}{why}",
+                                                node.start_mark) from None
 
 
 def _construct_mapping(loader, node, deep=False):
-    seen = {}
+    seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
+        try:
+            duplicate = key in seen
+        except TypeError:  # a list or mapping as a key
+            raise yaml.constructor.ConstructorError(None, None, "a key must be a plain value, not a list or "
+                                                    "mapping", key_node.start_mark) from None
+        if duplicate:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen[key] = True
+        seen.add(key)
     return yaml.SafeLoader.construct_mapping(loader, node, deep)
 
 
-_YamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+PyYamlLoader = _make_yaml_loader(yaml.SafeLoader)
+# libyaml (C) parses about twice as fast as PyYAML's pure-Python parser; the objects are built by
+# the same Python constructor either way, so both read a file the same.
+LibYamlLoader = _make_yaml_loader(yaml.CSafeLoader) if getattr(yaml, "CSafeLoader", None) else None
+YamlLoader = LibYamlLoader or PyYamlLoader
 
 
 def _json_pairs(pairs):
@@ -530,17 +579,123 @@ def _json_pairs(pairs):
     return d
 
 
+def _line_column(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    return f"line {line}, column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+
+
+def _too_deep(path: str, where: str, what: str) -> SceneError:
+    return SceneError(path, "", f"nested more than {MAX_NESTING} levels deep at {where}; a {what} needs at most a "
+                                f"few levels (a mesh's vertex rows are 5 deep), so this one is damaged or not a "
+                                f"{what}; {_BULK_HINT}")
+
+
+# A JSON string (skipped whole, so brackets inside it do not count) or a bracket.
+_JSON_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def _check_json_nesting(path: str, text: str, what: str) -> None:
+    """SceneError if ``text`` nests arrays/objects more than MAX_NESTING deep (json.loads recurses)."""
+    depth = 0
+    for m in _JSON_BRACKETS.finditer(text):
+        c = text[m.start()]
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise _too_deep(path, _line_column(text, m.start()), what)
+        elif c == "]" or c == "}":
+            depth -= 1
+
+
+def _check_yaml_nesting(loader, path: str, what: str) -> None:
+    """SceneError if the YAML stream nests collections more than MAX_NESTING deep, counting what
+    aliases bring in, or has an alias to a collection that contains it (an endless nesting). Reads
+    events, so nothing recurses; YAML errors pass through."""
+    open_collections = []  # [anchor, height of its tallest child] per collection being read
+    heights = {}  # anchor -> nesting height of the node it names (a scalar: 0)
+    while loader.check_event():
+        event = loader.get_event()
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_collections) >= MAX_NESTING:
+                mark = event.start_mark
+                raise _too_deep(path, f"line {mark.line + 1}, column {mark.column + 1}", what)
+            open_collections.append([event.anchor, 0])
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, tallest_child = open_collections.pop()
+            height = tallest_child + 1
+            if anchor is not None:
+                heights[anchor] = height
+            if open_collections:
+                open_collections[-1][1] = max(open_collections[-1][1], height)
+        elif isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+            heights[event.anchor] = 0
+        elif isinstance(event, yaml.AliasEvent):
+            mark = event.start_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}"
+            if event.anchor not in heights:
+                if any(anchor == event.anchor for anchor, _ in open_collections):
+                    raise SceneError(path, "", f"malformed YAML at {where}: alias *{event.anchor} refers to a "
+                                               f"collection that contains it, which would nest without end")
+                continue  # undefined: the composer reports it
+            if len(open_collections) + heights[event.anchor] > MAX_NESTING:
+                raise _too_deep(path, where, what)
+            if open_collections:
+                open_collections[-1][1] = max(open_collections[-1][1], heights[event.anchor])
+
+
+def _yaml_error(path: str, exc: yaml.YAMLError, text: str) -> SceneError:
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow, by its index
+        return SceneError(path, "", f"malformed YAML at {_line_column(text, exc.position)}: character "
+                                    f"U+{exc.character if isinstance(exc.character, int) else ord(exc.character):04X} "
+                                    f"is not allowed in YAML text ({exc.reason})")
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    return SceneError(path, "", f"malformed YAML{where}: {problem}" + (f" ({context})" if context else ""))
+
+
+def _parse_yaml(text: str, path: str, what: str, loader_class):
+    checker = loader_class(text)
+    try:
+        _check_yaml_nesting(checker, path, what)
+    finally:
+        checker.dispose()
+    loader = loader_class(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def read_data(path: str, what: str = "scene file"):
-    """Parse a YAML (.yaml/.yml) or JSON (.json) file; clear errors for missing or malformed files."""
+    """Parse a YAML (.yaml/.yml) or JSON (.json) file; clear errors for missing, malformed, too big
+    (MAX_YAML_BYTES, MAX_JSON_BYTES) or too deeply nested (MAX_NESTING) files."""
     if not os.path.isfile(path):
         raise FileNotFoundError(errno.ENOENT, f"{what} not found" + (
             " (shipped examples: simdplan.scenes.example(name))" if what == "scene file" else ""), path)
     ext = os.path.splitext(path)[1].lower()
     if ext not in EXTENSIONS:
         raise SceneError(path, "", f"unknown {what} extension {ext or '(none)'!r}; use .yaml, .yml or .json")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if ext == ".json":
+    is_json = ext == ".json"
+    limit = MAX_JSON_BYTES if is_json else MAX_YAML_BYTES
+    with open(path, "rb") as f:
+        raw = f.read(limit + 1)  # the size may change between a stat and the read: count what is read
+    if len(raw) > limit:
+        size = max(len(raw), os.path.getsize(path))
+        kind = "JSON" if is_json else "YAML"
+        other = "" if is_json else f", or write the scene as JSON (up to {MAX_JSON_BYTES // 10**6} MB)"
+        raise SceneError(path, "", f"the file has {size:,} bytes, more than the {limit // 10**6} MB ({limit:,} bytes) "
+                                   f"a {kind} {what} may have; {_BULK_HINT}{other}")
+    try:
+        text = raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not content
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise SceneError(path, "", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line} "
+                                   f"(offset {exc.start}) is not valid UTF-8; save the file as UTF-8") from None
+    del raw
+    if is_json:
+        _check_json_nesting(path, text, what)
         try:
             return json.loads(text, object_pairs_hook=_json_pairs)
         except json.JSONDecodeError as exc:
@@ -548,13 +703,18 @@ def read_data(path: str, what: str = "scene file"):
         except ValueError as exc:
             raise SceneError(path, "", f"malformed JSON: {exc}") from None
     try:
-        return yaml.load(text, Loader=_YamlLoader)  # noqa: S506 (a SafeLoader subclass)
+        return _parse_yaml(text, path, what, YamlLoader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        context = getattr(exc, "context", None)
-        raise SceneError(path, "", f"malformed YAML{where}: {problem}" + (f" ({context})" if context else "")) from None
+        error = exc
+    if YamlLoader is not PyYamlLoader and not isinstance(error, yaml.constructor.ConstructorError):
+        # libyaml words syntax errors its own way (and places some a column apart): report PyYAML's,
+        # so that a file gets one message whichever parser is installed. Errors are rare and PyYAML
+        # stops at the first one.
+        try:
+            _parse_yaml(text, path, what, PyYamlLoader)
+        except yaml.YAMLError as exc:
+            error = exc
+    raise _yaml_error(path, error, text) from None
 
 
 # ----------------------------------------------------------------------------- the Scene
