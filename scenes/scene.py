@@ -120,6 +120,8 @@ def _what(value) -> str:
         return "a mapping"
     if isinstance(value, (list, tuple)):
         return f"a list of {len(value)}"
+    if isinstance(value, int) and value.bit_length() > 64:  # whose digits need not even be printable
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     return f"a {type(value).__name__}"
@@ -168,7 +170,10 @@ class Reader:
     def number(self, value, key: str) -> float:
         if not _is_number(value):
             self.fail(key, f"must be a number, got {_what(value)}")
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer beyond float range
+            self.fail(key, f"must be finite, got {_what(value)}")
         if not math.isfinite(v):
             self.fail(key, f"must be finite, got {v}")
         return v
@@ -216,6 +221,8 @@ def add_obstacle(r: Reader, env: Environment, spec, key: str, base_dir: str = ".
     if "type" not in spec:
         r.fail(_join(key, "type"), f"missing; every obstacle needs a type: one of {', '.join(OBSTACLE_TYPES)}")
     kind = spec["type"]
+    if not isinstance(kind, str):  # a list or mapping here cannot even be looked up
+        r.fail(_join(key, "type"), f"must be an obstacle type name ({', '.join(OBSTACLE_TYPES)}), got {_what(kind)}")
     if kind not in OBSTACLE_KEYS:
         r.fail(_join(key, "type"), f"unknown obstacle type {kind!r}{_suggest(kind, OBSTACLE_TYPES)}; "
                                    f"supported: {', '.join(OBSTACLE_TYPES)}")
@@ -460,8 +467,11 @@ def _robot_error(r: Reader, exc: ValueError, given: dict, paths: dict) -> SceneE
     return SceneError(r.file, "robot.urdf", msg)
 
 
-def read_robot(r: Reader, spec, base_dir: str) -> Robot:
-    """The robot a scene file names: a built-in name, or {urdf, srdf, joints, fixed_joint_values, base_pose}."""
+def read_robot(r: Reader, spec, base_dir: str, build: bool = True) -> Robot | None:
+    """The robot a scene file names: a built-in name, or {urdf, srdf, joints, fixed_joint_values, base_pose}.
+    ``build=False``: only check the entry's form (for a scene loaded with a robot of the caller's)."""
+    if isinstance(spec, str) and not build:
+        return None
     if isinstance(spec, str):
         if spec not in _robots.available():
             r.fail("robot", f"unknown robot {spec!r}{_suggest(spec, _robots.available())}; built-in robots: "
@@ -476,7 +486,7 @@ def read_robot(r: Reader, spec, base_dir: str) -> Robot:
         if field in spec:
             rel = r.string(spec[field], f"robot.{field}")
             path = rel if os.path.isabs(rel) else os.path.normpath(os.path.join(base_dir, rel))
-            if not os.path.isfile(path):
+            if build and not os.path.isfile(path):
                 raise FileNotFoundError(errno.ENOENT, f"{r.file}: robot.{field}: no such file "
                                                       f"(relative paths are resolved against the scene's folder)", path)
             paths[field] = path
@@ -491,6 +501,8 @@ def read_robot(r: Reader, spec, base_dir: str) -> Robot:
         kwargs["fixed_joint_values"] = {str(n): r.number(v, f"robot.fixed_joint_values.{n}") for n, v in held.items()}
     if "base_pose" in spec:
         kwargs["base_pose"] = np.array(r.matrix(spec["base_pose"], 4, 4, "robot.base_pose"))
+    if not build:
+        return None
     try:
         return Robot.from_urdf(paths["urdf"], paths.get("srdf"), **kwargs)
     except ValueError as exc:
@@ -860,8 +872,8 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None) -> Scene:
         robot = read_robot(r, spec, os.path.dirname(path))
     elif not isinstance(robot, Robot):
         raise TypeError(f"robot must be a simdplan Robot or None, got {type(robot).__name__}")
-    if not isinstance(spec, (str, dict)):
-        r.fail("robot", f"must be a built-in robot name or a mapping {{urdf: path, ...}}, got {_what(spec)}")
+    else:  # the entry is kept in robot_spec (and copied): check its form, which also bounds the copy
+        read_robot(r, spec, os.path.dirname(path), build=False)
 
     env = Environment()
     obstacles = data.get("obstacles")

@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import simdplan
@@ -305,3 +305,259 @@ def test_a_byte_order_mark_is_not_content(tmp_path):
         path = tmp_path / f"bom.{ext}"
         path.write_bytes(b"\xef\xbb\xbf" + text.encode())
         assert sc.load(path).robot.name == "panda"
+
+
+# ----------------------------------------------------------------------------- fuzzing
+
+EXAMPLE_SECONDS = 10  # one load takes milliseconds; this bounds a hang, not speed
+# CI runs a few hundred examples; SIMDPLAN_FUZZ_SCALE=50 searches longer on a workstation.
+FUZZ_SCALE = int(os.environ.get("SIMDPLAN_FUZZ_SCALE", "1"))
+
+
+class Hang(BaseException):
+    """Raised by the alarm in the middle of a load that ran too long (a BaseException so that no
+    ``except Exception`` in the loader swallows it)."""
+
+
+@contextlib.contextmanager
+def time_bound(seconds: float, what: str):
+    def alarm(signum, frame):
+        raise Hang(f"{what} ran longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory):
+    """A folder with the files a fuzzed scene may reference: good and garbage clouds and meshes."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    rng = np.random.default_rng(1)
+    np.save(folder / "cloud.npy", rng.uniform(-1, 1, (50, 3)) + [2.0, 2.0, 2.0])
+    (folder / "box.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n")
+    for name in ("garbage.npy", "garbage.obj", "garbage.ply", "garbage.stl", "garbage.pcd", "garbage.xyz"):
+        (folder / name).write_bytes(rng.integers(0, 256, 300, dtype=np.uint8).tobytes())
+    (folder / "empty.obj").write_bytes(b"")
+    (folder / "empty.npy").write_bytes(b"")
+    os.makedirs(folder / "folder.obj")
+    return folder
+
+
+def fuzz_base() -> dict:
+    """A valid scene with every obstacle form and some planner settings, as plain data."""
+    return {
+        "name": "fuzz",
+        "description": "every obstacle form",
+        "robot": "panda",
+        "obstacles": [
+            {"type": "box", "name": "table", "position": [0.6, 0.0, 0.1], "half_extents": [0.2, 0.4, 0.1]},
+            {"type": "sphere", "position": [0.0, 0.6, 0.5], "radius": 0.1},
+            {"type": "capsule", "position": [0.0, -0.6, 0.5], "quat": [0, 0, 0, 1], "radius": 0.05, "length": 0.3},
+            {"type": "cylinder", "position": [-0.5, 0.0, 0.3], "euler": [0, 0.1, 0], "radius": 0.05, "length": 0.6},
+            {"type": "plane", "normal": [0, 0, 1], "offset": -0.04},
+            {"type": "pointcloud", "file": "cloud.npy", "point_radius": 0.01},
+            {"type": "mesh", "file": "box.obj", "position": [3.0, 0.0, 0.0], "scale": 0.5},
+            {"type": "mesh", "vertices": [[3, 3, 0], [4, 3, 0], [3, 4, 0]], "faces": [[0, 1, 2]]},
+            {"type": "convex", "points": [[-3, -3, 0], [-2, -3, 0], [-3, -2, 0], [-3, -3, 1]], "euler": [0, 0, 1]},
+        ],
+        "start": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
+        "goals": [[0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]],
+        "planner": {"planner": "rrtc", "seed": 3, "time_limit": 1.0, "max_iterations": 1000},
+    }
+
+
+BAD_PATHS = ["", ".", "/", "nope.npy", "scene.yaml", "scene.json", "folder.obj", "cloud.npy\x00x", "a" * 5000,
+             "../" * 40 + "etc/passwd", "cloud.npy", "box.obj", "garbage.npy", "garbage.obj", "garbage.ply",
+             "garbage.stl", "garbage.pcd", "garbage.xyz", "empty.obj", "empty.npy", "~/cloud.npy", "box.OBJ"]
+numbers = st.one_of(st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1e-300, 1e308, -1e308, 10**400, -(10**30),
+                                                         2**63, math.nan, math.inf, -math.inf]),
+                    st.floats(allow_nan=True, allow_infinity=True))
+scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=12), st.sampled_from(BAD_PATHS),
+                    st.sampled_from(["panda", "ur5", "box", "mesh", "convex", "pointcloud", "rrtc", "prm", "type"]))
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=5), st.dictionaries(st.one_of(st.text(max_size=8), st.sampled_from(
+        ["type", "file", "position", "radius", "quat", "urdf", "seed", "planner", "start"])), inner, max_size=4)),
+    max_leaves=20)
+
+
+def _slots(data, path=()):
+    """Every (path to a container, key in it) of ``data``, the root's keys included."""
+    out = []
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for k, v in items:
+        out.append((path, k))
+        out.extend(_slots(v, path + (k,)))
+    return out
+
+
+@st.composite
+def mutated_scenes(draw):
+    """fuzz_base with 1-4 mutations: a value replaced, dropped, wrapped, nested deeply, or an unknown
+    key added; sometimes a numeric vector turned into a bad number."""
+    data = fuzz_base()
+    for _ in range(draw(st.integers(1, 4))):
+        slots = _slots(data)
+        if not slots:
+            break
+        path, key = draw(st.sampled_from(slots))
+        parent = data
+        for k in path:
+            parent = parent[k]
+        op = draw(st.sampled_from(["replace", "replace", "number", "drop", "wrap", "deep", "unknown", "path"]))
+        if op == "replace":
+            parent[key] = draw(values)
+        elif op == "number":
+            parent[key] = draw(numbers)
+        elif op == "path":
+            parent[key] = draw(st.sampled_from(BAD_PATHS))
+        elif op == "drop":
+            del parent[key]
+        elif op == "wrap":
+            parent[key] = [parent[key]] if draw(st.booleans()) else {"x": parent[key]}
+        elif op == "deep":
+            levels = draw(st.sampled_from([2, 5, 30, 31, 32, 33, 40, 500]))
+            value = parent[key]
+            for _ in range(levels):
+                value = [value]
+            parent[key] = value
+        elif isinstance(parent, dict):
+            parent[draw(st.sampled_from(["strat", "typ", "x", "points", "faces", "r_min", "euler"]))] = draw(values)
+    return data
+
+
+def _dump(data, fmt: str) -> bytes | None:
+    """The scene as JSON or YAML text (None: the data cannot be written so, e.g. huge depth in YAML's dumper)."""
+    try:
+        if fmt == "json":
+            return json.dumps(data).encode()
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode()
+    except (RecursionError, ValueError, yaml.YAMLError):
+        return None
+
+
+def load_or_documented_error(path, robot=None) -> None:
+    """Load ``path``: a Scene, or SceneError naming the file, or FileNotFoundError; within the time bound."""
+    try:
+        with time_bound(EXAMPLE_SECONDS, f"loading {path}"):
+            scene = sc.load(path, robot=robot)
+        assert isinstance(scene, sc.Scene)
+        event("loaded")
+    except SceneError as exc:
+        assert str(exc).startswith(f"{path}: "), str(exc)
+        top = exc.key.split("[")[0].split(".")[0]
+        event(f"SceneError at {top if top in scene_module.TOP_KEYS else 'the file' if not top else 'another key'}")
+    except FileNotFoundError as exc:
+        assert str(path) in str(exc) or exc.filename, str(exc)
+        event("FileNotFoundError")
+
+
+@settings(max_examples=150 * FUZZ_SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=mutated_scenes(), fmt=st.sampled_from(["yaml", "json"]), override=st.booleans())
+def test_fuzz_mutated_scene_dicts(fuzz_dir, data, fmt, override):
+    text = _dump(data, fmt)
+    if text is None:
+        return
+    path = fuzz_dir / f"scene.{fmt}"
+    path.write_bytes(text)
+    load_or_documented_error(path, robot=simdplan.robots.load("panda") if override else None)
+
+
+GARBAGE = [b"\x00", b"\xff\xfe", b"\xef\xbb\xbf", b"[", b"]", b"{", b"}", b"\"", b"'", b"&a ", b"*a", b"!!", b"!x ",
+           b"? ", b": ", b"- ", b"\t", b"\n", b"#", b"---\n", b"...\n", b"%YAML 1.1\n", b"<<: ", b"1e999", b"nan",
+           b".inf", b"-", b",", b"\\", b"\xc3", b"\x85", b"\r", b"@", b"`", b"|\n", b">\n", b"~", b"0x", b"0o7",
+           b"2001-02-29", b"!!binary ", b"!!python/object:os.system ", b"9" * 400]
+
+
+@st.composite
+def mutated_texts(draw):
+    """A valid scene text (YAML or JSON) with bytes inserted, deleted or replaced, or cut short."""
+    fmt = draw(st.sampled_from(["yaml", "json"]))
+    text = bytearray(_dump(fuzz_base(), fmt))
+    for _ in range(draw(st.integers(1, 6))):
+        at = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["insert", "insert", "delete", "replace", "cut", "repeat"]))
+        piece = draw(st.one_of(st.sampled_from(GARBAGE), st.binary(min_size=1, max_size=8)))
+        if op == "insert":
+            text[at:at] = piece
+        elif op == "delete":
+            del text[at:at + draw(st.integers(1, 20))]
+        elif op == "replace":
+            text[at:at + len(piece)] = piece
+        elif op == "cut":
+            del text[at:]
+        else:
+            text[at:at] = piece * draw(st.sampled_from([10, 100, 1000]))
+    return fmt, bytes(text)
+
+
+@settings(max_examples=250 * FUZZ_SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=mutated_texts())
+def test_fuzz_mutated_scene_texts(fuzz_dir, case):
+    fmt, text = case
+    path = fuzz_dir / f"scene.{fmt}"
+    path.write_bytes(text)
+    load_or_documented_error(path)
+
+
+@settings(max_examples=100 * FUZZ_SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.one_of(st.binary(max_size=200), st.text(max_size=200),
+                      st.lists(st.sampled_from(GARBAGE), max_size=30).map(b"".join)),
+       fmt=st.sampled_from(["yaml", "json"]))
+def test_fuzz_raw_bytes(fuzz_dir, text, fmt):
+    path = fuzz_dir / f"raw.{fmt}"
+    path.write_bytes(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+    load_or_documented_error(path)
+
+
+# ----------------------------------------------------------------------------- what the fuzzing found
+
+
+@pytest.mark.parametrize("kind", [{"x": "sphere"}, ["box"], 3, None])
+def test_an_obstacle_type_that_is_not_a_name_is_a_scene_error(tmp_path, kind):
+    """A mapping or list as the type escaped as TypeError (unhashable) from the type lookup."""
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**VALID, "obstacles": [{"type": kind, "position": [0, 0, 0], "radius": 0.1}]}))
+    err = scene_error(path, "obstacles[0].type: must be an obstacle type name (sphere, capsule")
+    assert err.key == "obstacles[0].type"
+
+
+@pytest.mark.parametrize("ext", ["yaml", "json"])
+def test_an_integer_beyond_float_range_is_a_scene_error(tmp_path, ext):
+    """10**400 where a number belongs escaped as OverflowError from float()."""
+    path = tmp_path / f"s.{ext}"
+    big = 10**400
+    text = json.dumps({**VALID, "obstacles": [{"type": "sphere", "position": [0, 0, big], "radius": 0.1}]})
+    path.write_text(text if ext == "json" else yaml.safe_dump(json.loads(text)))
+    scene_error(path, "obstacles[0].position[2]: must be finite, got an integer of about 401 digits")
+
+
+def test_robot_entry_is_checked_when_the_caller_gives_the_robot(tmp_path):
+    """With load(robot=...), the file's robot entry was copied unchecked into robot_spec: aliases
+    making a billion strings out of a few lines hung the copy. In a subprocess, with a timeout."""
+    items = ["&b0 [a, a, a, a, a, a, a, a, a, a]"] + [f"&b{i} [" + ", ".join([f"*b{i - 1}"] * 10) + "]"
+                                                    for i in range(1, 9)]
+    path = tmp_path / "aliases.yaml"
+    path.write_text(YAML_HEAD + "robot2: {urdf: x.urdf, joints: [" + ", ".join(items) + "]}\n")
+    path.write_text(path.read_text().replace("robot: panda\n", "").replace("robot2:", "robot:"))
+    code = textwrap.dedent(f"""
+        import simdplan, simdplan.scenes as sc
+        try:
+            sc.load({str(path)!r}, robot=simdplan.robots.load("panda"))
+        except sc.SceneError as exc:
+            print(exc)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == f"{path}: robot.joints[0]: must be a string, got a list of 10", proc.stderr
+    robot = simdplan.robots.load("panda")
+    entry = tmp_path / "entry.yaml"  # a well-formed entry naming files that need not exist is kept
+    entry.write_text(YAML_HEAD.replace("robot: panda", "robot: {urdf: elsewhere.urdf, joints: [a, b]}"))
+    assert sc.load(entry, robot=robot).robot_spec == {"urdf": "elsewhere.urdf", "joints": ["a", "b"]}
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(YAML_HEAD.replace("robot: panda", "robot: {urdf: x.urdf, mesh: 1}"))
+    with pytest.raises(SceneError, match="robot.mesh: unknown key"):
+        sc.load(unknown, robot=robot)
