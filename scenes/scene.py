@@ -42,7 +42,7 @@ FileNotFoundError for a missing scene, URDF or SRDF file.
 
 Limits: a file nests at most ``MAX_NESTING`` (32) levels deep, aliases included, and is at most
 ``MAX_YAML_BYTES`` (4 MB) of YAML or ``MAX_JSON_BYTES`` (64 MB) of JSON, UTF-8; beyond that it is a
-SceneError before any parsing. Point clouds and large meshes belong in files referenced by ``file``.
+SceneError (the nesting is checked on the parser's events, without recursing). Point clouds and large meshes belong in files referenced by ``file``.
 YAML is read with libyaml where PyYAML has it (``yaml.CSafeLoader``), else with ``yaml.SafeLoader``;
 both read a file the same and report its errors in the same words.
 """
@@ -511,7 +511,8 @@ def read_robot(r: Reader, spec, base_dir: str, build: bool = True) -> Robot | No
 
 # ----------------------------------------------------------------------------- parsing files
 
-# Nesting and size limits, checked before the parsers see a file. Python's parsers recurse once per
+# Nesting and size limits: the size is checked before parsing, the nesting on the parser's event
+# stream, before anything recurses over it. Python's parsers recurse once per
 # level of nesting (a file thousands of levels deep ends in RecursionError, and libyaml's composer
 # overruns the C stack), while real scenes are at most 5 levels deep (top level, obstacles, an
 # obstacle, its vertices, a vertex) and the MotionBenchMaker file 7. YAML builds Python objects at
@@ -525,10 +526,10 @@ _BULK_HINT = ("bulk data such as point clouds and large meshes belongs in .npy/.
               "references with file: (simdplan.scenes.save writes them so)")
 
 
-def _make_yaml_loader(base):
+def _make_yaml_loader(base, namespace=None):
     """A ``base`` (SafeLoader or libyaml's CSafeLoader) that reads ``1e-3`` as a float (YAML 1.1 wants
     ``1.0e-3``) and refuses duplicate and unhashable keys with a YAML error."""
-    loader = type(f"Scene{base.__name__}", (base,), {})
+    loader = type(f"Scene{base.__name__}", (base,), {"watches_events": False, **(namespace or {})})
     loader.add_implicit_resolver(
         "tag:yaml.org,2002:float",
         re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
@@ -575,9 +576,17 @@ def _construct_mapping(loader, node, deep=False):
     return yaml.SafeLoader.construct_mapping(loader, node, deep)
 
 
-PyYamlLoader = _make_yaml_loader(yaml.SafeLoader)
-# libyaml (C) parses about twice as fast as PyYAML's pure-Python parser; the objects are built by
-# the same Python constructor either way, so both read a file the same.
+def _get_watched_event(loader):
+    event = yaml.SafeLoader.get_event(loader)
+    if loader.nesting is not None:
+        loader.nesting.see(event)
+    return event
+
+
+PyYamlLoader = _make_yaml_loader(yaml.SafeLoader, {"watches_events": True, "nesting": None,
+                                                   "get_event": _get_watched_event})
+# libyaml (C) reads a large scene about three times as fast as PyYAML's pure-Python parser; the
+# objects are built by the same Python constructor either way, so both read a file the same.
 LibYamlLoader = _make_yaml_loader(yaml.CSafeLoader) if getattr(yaml, "CSafeLoader", None) else None
 YamlLoader = LibYamlLoader or PyYamlLoader
 
@@ -619,40 +628,69 @@ def _check_json_nesting(path: str, text: str, what: str) -> None:
             depth -= 1
 
 
-def _check_yaml_nesting(loader, path: str, what: str) -> None:
-    """SceneError if the YAML stream nests collections more than MAX_NESTING deep, counting what
-    aliases bring in, or has an alias to a collection that contains it (an endless nesting). Reads
-    events, so nothing recurses; YAML errors pass through."""
-    open_collections = []  # [anchor, height of its tallest child] per collection being read
-    heights = {}  # anchor -> nesting height of the node it names (a scalar: 0)
-    while loader.check_event():
-        event = loader.get_event()
+class _YamlNesting:
+    """Watches a YAML event stream, in order: SceneError where collections nest more than
+    MAX_NESTING deep, counting what aliases bring in, or where an alias refers to a collection that
+    contains it (an endless nesting); and the composer's own errors (an undefined alias, a duplicate
+    anchor, a second document) in PyYAML's words, so that whether the stream is watched ahead of
+    composing (libyaml) or while composing (PyYAML), the first problem in the file is reported.
+    Nothing recurses."""
+
+    def __init__(self, path: str, what: str) -> None:
+        self.path, self.what = path, what
+        self.open_collections = []  # [anchor, height of its tallest child] per collection being read
+        self.heights = {}  # anchor -> nesting height of the node it names (a scalar: 0)
+        self.anchor_marks = {}
+        self.documents = 0
+        self.first_node_mark = None
+
+    def see(self, event) -> None:
+        if isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise yaml.composer.ComposerError("expected a single document in the stream", self.first_node_mark,
+                                                  "but found another document", event.start_mark)
+            return
+        if isinstance(event, yaml.NodeEvent) and self.first_node_mark is None:
+            self.first_node_mark = event.start_mark
+        if isinstance(event, yaml.AliasEvent):
+            self._alias(event)
+            return
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None and not isinstance(event, yaml.CollectionEndEvent):
+            if anchor in self.anchor_marks:
+                raise yaml.composer.ComposerError(f"found duplicate anchor {anchor!r}; first occurrence",
+                                                  self.anchor_marks[anchor], "second occurrence", event.start_mark)
+            self.anchor_marks[anchor] = event.start_mark
         if isinstance(event, yaml.CollectionStartEvent):
-            if len(open_collections) >= MAX_NESTING:
-                mark = event.start_mark
-                raise _too_deep(path, f"line {mark.line + 1}, column {mark.column + 1}", what)
-            open_collections.append([event.anchor, 0])
+            if len(self.open_collections) >= MAX_NESTING:
+                raise _too_deep(self.path, self._where(event), self.what)
+            self.open_collections.append([event.anchor, 0])
         elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, tallest_child = open_collections.pop()
-            height = tallest_child + 1
+            anchor, tallest_child = self.open_collections.pop()
             if anchor is not None:
-                heights[anchor] = height
-            if open_collections:
-                open_collections[-1][1] = max(open_collections[-1][1], height)
+                self.heights[anchor] = tallest_child + 1
+            self._child(tallest_child + 1)
         elif isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
-            heights[event.anchor] = 0
-        elif isinstance(event, yaml.AliasEvent):
-            mark = event.start_mark
-            where = f"line {mark.line + 1}, column {mark.column + 1}"
-            if event.anchor not in heights:
-                if any(anchor == event.anchor for anchor, _ in open_collections):
-                    raise SceneError(path, "", f"malformed YAML at {where}: alias *{event.anchor} refers to a "
-                                               f"collection that contains it, which would nest without end")
-                continue  # undefined: the composer reports it
-            if len(open_collections) + heights[event.anchor] > MAX_NESTING:
-                raise _too_deep(path, where, what)
-            if open_collections:
-                open_collections[-1][1] = max(open_collections[-1][1], heights[event.anchor])
+            self.heights[event.anchor] = 0
+
+    def _alias(self, event) -> None:
+        if event.anchor not in self.anchor_marks:
+            raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
+        if event.anchor not in self.heights:  # defined, but its collection is still open: it contains the alias
+            raise SceneError(self.path, "", f"malformed YAML at {self._where(event)}: alias *{event.anchor} refers "
+                                            f"to a collection that contains it, which would nest without end")
+        if len(self.open_collections) + self.heights[event.anchor] > MAX_NESTING:
+            raise _too_deep(self.path, self._where(event), self.what)
+        self._child(self.heights[event.anchor])
+
+    def _child(self, height: int) -> None:
+        if self.open_collections:
+            self.open_collections[-1][1] = max(self.open_collections[-1][1], height)
+
+    @staticmethod
+    def _where(event) -> str:
+        return f"line {event.start_mark.line + 1}, column {event.start_mark.column + 1}"
 
 
 def _yaml_error(path: str, exc: yaml.YAMLError, text: str) -> SceneError:
@@ -664,16 +702,25 @@ def _yaml_error(path: str, exc: yaml.YAMLError, text: str) -> SceneError:
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if context and context_mark is not None and context_mark is not mark:  # e.g. a duplicate's first occurrence
+        context += f" at line {context_mark.line + 1}, column {context_mark.column + 1}"
     return SceneError(path, "", f"malformed YAML{where}: {problem}" + (f" ({context})" if context else ""))
 
 
 def _parse_yaml(text: str, path: str, what: str, loader_class):
-    checker = loader_class(text)
-    try:
-        _check_yaml_nesting(checker, path, what)
-    finally:
-        checker.dispose()
-    loader = loader_class(text)
+    nesting = _YamlNesting(path, what)
+    if loader_class.watches_events:  # PyYAML's composer reads events one by one: watch them as it does
+        loader = loader_class(text)
+        loader.nesting = nesting
+    else:  # libyaml composes in C (recursively): watch the events in a pass of their own first
+        checker = loader_class(text)
+        try:
+            while checker.check_event():
+                nesting.see(checker.get_event())
+        finally:
+            checker.dispose()
+        loader = loader_class(text)
     try:
         return loader.get_single_data()
     finally:
