@@ -42,9 +42,11 @@ FileNotFoundError for a missing scene, URDF or SRDF file.
 
 Limits: a file nests at most ``MAX_NESTING`` (32) levels deep, aliases included, and is at most
 ``MAX_YAML_BYTES`` (4 MB) of YAML or ``MAX_JSON_BYTES`` (64 MB) of JSON, UTF-8; beyond that it is a
-SceneError (the nesting is checked on the parser's events, without recursing). Point clouds and large meshes belong in files referenced by ``file``.
-YAML is read with libyaml where PyYAML has it (``yaml.CSafeLoader``), else with ``yaml.SafeLoader``;
-both read a file the same and report its errors in the same words.
+SceneError (the nesting is checked on the parser's events, without recursing). Point clouds and
+large meshes belong in files referenced by ``file``. YAML is read with libyaml where PyYAML has it
+(``yaml.CSafeLoader``), else with ``yaml.SafeLoader``; both read a file the same and report its
+errors in the same words (a few texts libyaml takes, such as a tab inside a plain scalar, PyYAML
+refuses).
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ VALID = {
     "start": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
     "goal": [0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7],
 }
-YAML_HEAD = "robot: panda\nstart: [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]\ngoal: [0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]\n"
+YAML_HEAD = ("robot: panda\nstart: [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]\n"
+             "goal: [0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]\n")
 LOADERS = ["libyaml", "python"] if scene_module.LibYamlLoader is not None else ["python"]
 
 
