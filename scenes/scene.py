@@ -608,9 +608,11 @@ def _line_column(text: str, index: int) -> str:
 
 
 def _too_deep(path: str, where: str, what: str) -> SceneError:
-    return SceneError(path, "", f"nested more than {MAX_NESTING} levels deep at {where}; a {what} needs at most a "
-                                f"few levels (a mesh's vertex rows are 5 deep), so this one is damaged or not a "
-                                f"{what}; {_BULK_HINT}")
+    scene = what == "scene file"
+    needs = "5 levels (a mesh's vertex rows)" if scene else "7 levels (a problem's obstacle positions)"
+    hint = f"; {_BULK_HINT}" if scene else ""
+    return SceneError(path, "", f"nested more than {MAX_NESTING} levels deep at {where}; a {what} needs at most "
+                                f"{needs}, so this one is damaged or not a {what}{hint}")
 
 
 # A JSON string (skipped whole, so brackets inside it do not count) or a bracket.

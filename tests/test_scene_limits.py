@@ -88,6 +88,13 @@ def test_json_100000_levels_deep_is_a_scene_error(tmp_path):
                 "point clouds", "file:")
 
 
+def test_a_deep_motionbenchmaker_file_is_a_scene_error(tmp_path):
+    path = tmp_path / "problems.json"
+    path.write_text('{"problems": {"table": ' + "[" * 1000 + "]" * 1000 + "}}")
+    with pytest.raises(SceneError, match="needs at most 7 levels .* not a MotionBenchMaker file$"):
+        sc.mbm.load(path)
+
+
 def test_yaml_5000_levels_deep_is_a_scene_error(tmp_path, yaml_loader):
     flow = tmp_path / "flow.yaml"
     flow.write_text("robot: panda\nstart: " + "[" * 5000 + "]" * 5000 + "\n")
