@@ -604,7 +604,8 @@ def _json_pairs(pairs):
 
 def _line_column(text: str, index: int) -> str:
     line = text.count("\n", 0, index) + 1
-    return f"line {line}, column {index - (text.rfind(chr(10), 0, index) + 1) + 1}"
+    line_start = text.rfind("\n", 0, index) + 1
+    return f"line {line}, column {index - line_start + 1}"
 
 
 def _too_deep(path: str, where: str, what: str) -> SceneError:
