@@ -322,3 +322,22 @@ def test_a_continuous_joint_far_beyond_pi_is_named():
     with pytest.raises(ValueError, match="'spin'.*beyond"):
         simdplan.plan(robot, None, np.array([1e300]), np.array([0.5]))
     assert simdplan.plan(robot, None, np.array([4.0]), np.array([0.5])).success  # wraps to -2.28
+
+
+def test_ctrl_c_stops_a_point_tree_build():
+    # dense blobs make the tree build take seconds (~3 s here, and it succeeds): the first check builds it
+    rng = np.random.default_rng(5)
+    centres = rng.uniform([0.3, -0.5, 0.1], [0.8, 0.5, 1.0], (20, 3))
+    points = rng.normal(0, 0.08, (300_000, 3)) + centres[rng.integers(0, 20, 300_000)]
+    panda = simdplan.robots.load("panda")
+    q = np.array([0, -0.785, 0, -2.356, 0, 1.571, 0.785])
+    env = simdplan.Environment()
+    cloud = env.add_pointcloud(points)
+    interrupt_after(0.2)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        panda.is_valid(q, env)
+    assert time.perf_counter() - t0 < 0.2 + 0.15
+    env.remove(cloud)
+    env.add_pointcloud(points[:2000])
+    assert isinstance(panda.is_valid(q, env), bool)

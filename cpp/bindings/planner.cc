@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "arrays.hh"
+#include "signals.hh"
 #include "planning.hh"
 #include "simdplan/planner/nearest.hh"
 
@@ -13,46 +14,12 @@ namespace simdplan::bind {
 
 namespace {
 
-using planner::Deadline;
 using planner::PlannerSettings;
 
 const char* stop_name(Deadline::Stop s) {
   return s == Deadline::Stop::time_limit ? "time_limit" : s == Deadline::Stop::interrupted ? "interrupted" : "";
 }
 
-// Ctrl-C for long calls made with the GIL released: Python runs signal handlers only in the main
-// thread and only when asked, so a Deadline polls this (every few ms): it takes the GIL and runs
-// pending handlers. A handler that raises (KeyboardInterrupt) leaves its exception set; the call
-// then stops and the binding re-raises it. Off the main thread there is nothing to poll.
-class PythonSignals final : public planner::Interrupt {
- public:
-  bool requested() override {
-    nb::gil_scoped_acquire gil;
-    return PyErr_CheckSignals() != 0;
-  }
-
-  // an interrupt for a call made from this thread, or nullptr off the main thread (GIL held)
-  static planner::Interrupt* for_this_thread() {
-    static PythonSignals signals;
-    return on_main_thread() ? &signals : nullptr;
-  }
-
- private:
-  static bool on_main_thread() {
-    static const unsigned long main_ident = [] {
-      nb::object threading = nb::module_::import_("threading");
-      return nb::cast<unsigned long>(threading.attr("main_thread")().attr("ident"));
-    }();
-    return PyThread_get_thread_ident() == main_ident;
-  }
-};
-
-// after a call that stopped on an interrupt: the handler's exception, re-raised (GIL held)
-void raise_if_interrupted(Deadline::Stop stopped) {
-  if (stopped != Deadline::Stop::interrupted) return;
-  if (PyErr_Occurred()) throw nb::python_error();
-  throw std::runtime_error("interrupted");  // unreachable: requested() is true only with an exception set
-}
 using planner::Sampler;
 
 nb::dict to_python(const PlanOutput& out, int32_t dof) {
@@ -169,7 +136,7 @@ void bind_planner(nb::module_& m) {
          const InArray& goals, const PlannerSettings& s) {
         const int32_t dof = robot.dof();
         const std::vector<double> q0 = start_of(start, dof), qg = goals_of(goals, dof);
-        planner::Interrupt* interrupt = PythonSignals::for_this_thread();
+        Interrupt* interrupt = PythonSignals::for_this_thread();
         PlanOutput out;
         {
           nb::gil_scoped_release release;
@@ -187,7 +154,7 @@ void bind_planner(nb::module_& m) {
       .def(
           "grow",
           [](PrmSession& p, int64_t n, double time_limit) {
-            planner::Interrupt* interrupt = PythonSignals::for_this_thread();
+            Interrupt* interrupt = PythonSignals::for_this_thread();
             Deadline::Stop stopped = Deadline::Stop::none;
             int64_t drawn;
             {
@@ -204,7 +171,7 @@ void bind_planner(nb::module_& m) {
              const PlannerSettings& s) {
             const int32_t dof = robot.dof();
             const std::vector<double> q0 = start_of(start, dof), qg = goals_of(goals, dof);
-            planner::Interrupt* interrupt = PythonSignals::for_this_thread();
+            Interrupt* interrupt = PythonSignals::for_this_thread();
             PlanOutput out;
             {
               nb::gil_scoped_release release;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "arrays.hh"
+#include "signals.hh"
 #include "simdplan/capt/capt_kernels.hh"
 #include "simdplan/capt/pointcloud.hh"
 #include "simdplan/capt/tree.hh"
@@ -84,8 +85,17 @@ void bind_pointcloud(nb::module_& m) {
           [](capt::Tree* self, const Points32& points, float r_min, float r_max, float point_radius) {
             const float* p = points.data();
             const int64_t n = int64_t(points.shape(0));
-            nb::gil_scoped_release nogil;
-            new (self) capt::Tree(p, n, r_min, r_max, point_radius);
+            const Deadline stop(0.0, PythonSignals::for_this_thread());
+            {
+              nb::gil_scoped_release nogil;
+              try {
+                new (self) capt::Tree(p, n, r_min, r_max, point_radius, &stop);
+                return;
+              } catch (const Stopped&) {
+              }
+            }
+            raise_if_interrupted(stop.stopped());
+            throw std::runtime_error("CAPT build stopped");  // unreachable: the deadline has no time limit
           },
           nb::arg("points"), nb::arg("r_min"), nb::arg("r_max"), nb::arg("point_radius"))
       .def("__len__", &capt::Tree::size)

@@ -76,9 +76,9 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
 }  // namespace
 
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
-                const double* goals, int32_t n_goals, const PlannerSettings& s, planner::Interrupt* interrupt) {
+                const double* goals, int32_t n_goals, const PlannerSettings& s, Interrupt* interrupt) {
   check_problem(s, n_goals);
-  const planner::Deadline deadline(s.time_limit, interrupt);
+  const Deadline deadline(s.time_limit, interrupt);
   robot.require_clouds(env, s.padding);
   if (s.certified) robot.require_distances(env);
   const int32_t dof = robot.dof();
@@ -119,9 +119,9 @@ PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const Pl
       roadmap_(robot.dof()),
       sampler_(settings.sampler, settings.seed, lower_, upper_) {}
 
-int64_t PrmSession::grow(int64_t n_samples, double time_limit, planner::Interrupt* interrupt,
-                         planner::Deadline::Stop* stopped) {
-  const planner::Deadline deadline(time_limit, interrupt);
+int64_t PrmSession::grow(int64_t n_samples, double time_limit, Interrupt* interrupt,
+                         Deadline::Stop* stopped) {
+  const Deadline deadline(time_limit, interrupt);
   robot_.require_clouds(env_, settings_.padding);
   if (settings_.certified) robot_.require_distances(env_);
   PlannerStats stats;
@@ -134,9 +134,9 @@ int64_t PrmSession::grow(int64_t n_samples, double time_limit, planner::Interrup
 }
 
 PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n_goals, const PlannerSettings& s,
-                             planner::Interrupt* interrupt) {
+                             Interrupt* interrupt) {
   check_problem(s, n_goals);
-  const planner::Deadline deadline(s.time_limit, interrupt);
+  const Deadline deadline(s.time_limit, interrupt);
   robot_.require_clouds(env_, settings_.padding);
   if (settings_.certified) robot_.require_distances(env_);
   PlanOutput out;

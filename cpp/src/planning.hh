@@ -11,7 +11,7 @@
 #include "simdplan/planner/prm.hh"
 #include "simdplan/planner/sampler.hh"
 #include "simdplan/planner/simplify.hh"
-#include "simdplan/planner/deadline.hh"
+#include "simdplan/deadline.hh"
 
 namespace simdplan {
 
@@ -22,7 +22,7 @@ struct PlanOutput {
   // interpolation's outcome when asked for (Simplifier::interpolate); `done` also when not asked
   planner::Simplifier::Interpolation interpolation = planner::Simplifier::Interpolation::done;
   // why the call ended early (time limit: the path, if any, is as simplified as time allowed)
-  planner::Deadline::Stop stopped = planner::Deadline::Stop::none;
+  Deadline::Stop stopped = Deadline::Stop::none;
   planner::PlannerStats stats;
 };
 
@@ -31,17 +31,17 @@ struct PlanOutput {
 // (optional) is polled as well, e.g. for Ctrl-C.
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& planner, const double* start,
                 const double* goals, int32_t n_goals, const planner::PlannerSettings& settings,
-                planner::Interrupt* interrupt = nullptr);
+                Interrupt* interrupt = nullptr);
 
 // A PRM roadmap bound to one robot and environment, grown across queries.
 class PrmSession {
  public:
   PrmSession(const RobotModel& robot, const Environment& env, const planner::PlannerSettings& settings);
   PlanOutput query(const double* start, const double* goals, int32_t n_goals, const planner::PlannerSettings& s,
-                   planner::Interrupt* interrupt = nullptr);
+                   Interrupt* interrupt = nullptr);
   // returns samples drawn; *stopped says whether the deadline or the interrupt cut it short
-  int64_t grow(int64_t n_samples, double time_limit, planner::Interrupt* interrupt = nullptr,
-               planner::Deadline::Stop* stopped = nullptr);
+  int64_t grow(int64_t n_samples, double time_limit, Interrupt* interrupt = nullptr,
+               Deadline::Stop* stopped = nullptr);
   int32_t vertices() const { return roadmap_.size(); }
   int64_t edges() const { return roadmap_.edges(); }
 

@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "simdplan/capt/view.hh"
+#include "simdplan/deadline.hh"
 
 namespace simdplan::capt {
 
@@ -117,8 +118,9 @@ class Tree {
  public:
   // points: n x 3 float32 row-major. Throws std::invalid_argument for non-finite or huge (> 1e12)
   // coordinates, radii with r_min < 0, r_min > r_max, r_max > 1e12, negative point_radius, and
-  // std::length_error if the afforded sets would not fit 32-bit offsets.
-  Tree(const float* points, int64_t n, float r_min, float r_max, float point_radius);
+  // std::length_error if the afforded sets would not fit 32-bit offsets. stop (optional) is asked
+  // while building; when it has passed the build throws simdplan::Stopped.
+  Tree(const float* points, int64_t n, float r_min, float r_max, float point_radius, const Deadline* stop = nullptr);
   Tree(const Tree&) = delete;
   Tree& operator=(const Tree&) = delete;
   // The view points into heap buffers, which a move hands over unchanged.

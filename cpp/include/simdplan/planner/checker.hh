@@ -18,7 +18,7 @@
 
 #include "simdplan/collision/certified_link.hh"
 #include "simdplan/kernels.hh"
-#include "simdplan/planner/deadline.hh"
+#include "simdplan/deadline.hh"
 #include "simdplan/planner/planner_settings.hh"
 
 namespace simdplan::planner {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "simdplan/planner/checker.hh"
-#include "simdplan/planner/deadline.hh"
+#include "simdplan/deadline.hh"
 #include "simdplan/planner/nearest.hh"
 #include "simdplan/planner/sampler.hh"
 

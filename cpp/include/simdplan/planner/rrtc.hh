@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "simdplan/planner/checker.hh"
-#include "simdplan/planner/deadline.hh"
+#include "simdplan/deadline.hh"
 #include "simdplan/planner/sampler.hh"
 #include "simdplan/planner/tree.hh"
 

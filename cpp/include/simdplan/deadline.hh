@@ -1,7 +1,7 @@
-// simdplan/planner/deadline.hh: when a long call must stop early: its time limit passed, or the
-// caller asked it to stop (an Interrupt, e.g. Ctrl-C pending in Python).
+// simdplan/deadline.hh: when a long call must stop early: its time limit passed, or the caller
+// asked it to stop (an Interrupt, e.g. Ctrl-C pending in Python). ISA-neutral, no kernel code.
 //
-// One Deadline covers a whole call (planning, simplification, interpolation), so the call returns
+// One Deadline covers a whole call (e.g. planning, simplification, interpolation), so the call returns
 // within its time limit plus the time of the step in progress. Loops ask passed() every few steps;
 // a reading costs one clock read (tens of ns) and, at most every kPollInterval, one poll of the
 // Interrupt. Once passed() is true it stays true without reading the clock again.
@@ -10,8 +10,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 
-namespace simdplan::planner {
+namespace simdplan {
 
 // Asked by a Deadline whether its caller wants the call stopped. requested() may be slow (the
 // Python bindings take the GIL to run pending signal handlers), hence the poll interval.
@@ -19,6 +20,12 @@ class Interrupt {
  public:
   virtual ~Interrupt() = default;
   virtual bool requested() = 0;
+};
+
+// Thrown by work that cannot return a partial result (a tree build) when its Deadline passed; the
+// caller asks the Deadline why.
+struct Stopped final : std::exception {
+  const char* what() const noexcept override { return "stopped by its deadline or an interrupt"; }
 };
 
 class Deadline {
@@ -64,4 +71,4 @@ class Deadline {
   mutable Stop stopped_ = Stop::none;
 };
 
-}  // namespace simdplan::planner
+}  // namespace simdplan
