@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import threading
 from typing import Iterator
 
@@ -68,6 +69,33 @@ def _locked(method):
         with self._lock:
             return method(self, *args, **kwargs)
     return locked
+
+
+class Snapshot:
+    """A compiled environment (``model``, the C++ EnvironmentModel) with what it answers as it is:
+    robot sphere radii in [r_lo, r_hi] metres against its point clouds (all radii when it has
+    none; none while a cloud has no tree), and clearance queries (``distances``: every cloud's
+    nearest-point tree is in it). Replaced as a whole, never changed, so readers need no lock;
+    contact reports from ``model`` name their obstacles through ``obstacle``, from the same
+    snapshot, whatever changed since."""
+
+    __slots__ = ("model", "r_lo", "r_hi", "distances", "_by_kind", "_trees")
+
+    def __init__(self, model, r_lo: float, r_hi: float, distances: bool, by_kind: dict, trees: dict) -> None:
+        self.model, self.r_lo, self.r_hi, self.distances = model, r_lo, r_hi, distances
+        self._by_kind, self._trees = by_kind, trees
+
+    def obstacle(self, core_kind: int, record: int) -> "Obstacle":
+        """The obstacle behind a C++ contact report (the core's kind index, its record index)."""
+        return self._by_kind[KINDS[core_kind]][record]
+
+    def obstacles(self, kind: str) -> list["Obstacle"]:
+        """The obstacles of one kind (one of KINDS) in this snapshot, in record order."""
+        return self._by_kind[kind]
+
+    def point_tree(self, obstacle_id: int):
+        """The point tree (``simdplan._core.CaptTree``) of point cloud ``obstacle_id`` in this snapshot."""
+        return self._trees[obstacle_id]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,13 +195,14 @@ class Environment:
     """
 
     def __init__(self) -> None:
-        # NOTE: every change and every lazy build holds it; readers take `_compiled` (an immutable
+        # NOTE: every change and every lazy build holds it; readers take `snapshot` (an immutable
         # snapshot) with one attribute read and need no lock
         self._lock = threading.RLock()
         self._obstacles: dict[int, Obstacle] = {}
         self._next_id = 0
         self._compiled = None
-        self._index: dict[str, list[int]] = {}
+        # the compiled model and what its point-cloud trees answer, replaced as one object (see Snapshot)
+        self.snapshot: Snapshot | None = None
         self._trees: dict[int, object] = {}  # point cloud id -> its built _core.CaptTree (kept across compiles)
         self._nearest: dict[int, object] = {}  # point cloud id -> its _core.NearestTree (distance queries)
         self._shapes: dict[int, object] = {}  # mesh id -> TriangleMesh (world frame); convex id -> ConvexHull (local)
@@ -187,7 +216,7 @@ class Environment:
         self._obstacles[oid] = Obstacle(oid, kind, name if name is not None else f"{kind}{oid}", params)
         if kind == "pointcloud":
             self._cloud_ids.append(oid)
-        self._compiled = None
+        self._invalidate()
         return oid
 
     @_locked
@@ -329,7 +358,7 @@ class Environment:
         self._trees.pop(obstacle_id, None)
         self._nearest.pop(obstacle_id, None)
         self._shapes.pop(obstacle_id, None)
-        self._compiled = None
+        self._invalidate()
 
     @_locked
     def clear(self) -> None:
@@ -339,7 +368,7 @@ class Environment:
         self._trees.clear()
         self._nearest.clear()
         self._shapes.clear()
-        self._compiled = None
+        self._invalidate()
 
     # ----- reading -----
     def __len__(self) -> int:
@@ -443,8 +472,42 @@ class Environment:
                                                     np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),
                                                     np.asarray(radii, dtype=np.float32), nearest, cloud_nearest,
                                                     meshes, hulls, np.asarray(poses, dtype=np.float64).reshape(-1, 12))
-            self._index = index
+            self.snapshot = self._describe(self._compiled, index)
         return self._compiled
+
+    def _invalidate(self) -> None:
+        """The obstacles or their trees changed: the next use compiles a new snapshot."""
+        self.snapshot = None
+        self._compiled = None
+
+    def _describe(self, model, index: dict[str, list[int]]) -> Snapshot:
+        """What ``model`` (just compiled from the current obstacles and trees) answers without a rebuild."""
+        lo, hi = -math.inf, math.inf
+        for i in self._cloud_ids:
+            tree = self._trees.get(i)
+            if tree is None:
+                lo, hi = math.inf, -math.inf  # nothing yet
+                break
+            lo, hi = max(lo, tree.r_min), min(hi, tree.r_max)
+        by_kind = {kind: [self._obstacles[i] for i in ids] for kind, ids in index.items()}
+        return Snapshot(model, lo, hi, all(i in self._nearest for i in self._cloud_ids), by_kind, dict(self._trees))
+
+    def compiled(self, radii: tuple[float, float] | None = None, distances: bool = False):
+        """The C++ model of the obstacles as they are now, for simdplan's checks (an immutable
+        snapshot: later changes make a new one). ``radii`` (lo, hi), metres: every point cloud's
+        tree must answer robot spheres of these radii (built or widened now if not). ``distances``:
+        every point cloud's nearest-point tree is built too (clearance queries, certified Link).
+        Thread-safe; without a needed build it takes no lock."""
+        return self.compiled_snapshot(radii, distances).model
+
+    def compiled_snapshot(self, radii: tuple[float, float] | None = None, distances: bool = False) -> Snapshot:
+        """As ``compiled``, with what the model answers and how its contact reports name obstacles."""
+        s = self.snapshot
+        if (s is not None and (radii is None or (s.r_lo <= radii[0] and radii[1] <= s.r_hi))
+                and (s.distances or not distances)):
+            return s
+        r_lo, r_hi = (None, None) if radii is None else radii
+        return self._snapshot(r_lo, r_hi, distances)
 
     def _build_tree(self, o: Obstacle, r_min: float, r_max: float):
         p = o.params
@@ -482,7 +545,7 @@ class Environment:
             self._build_tree(o, lo, hi)
             changed = True
         if changed:
-            self._compiled = None
+            self._invalidate()
 
     @_locked
     def _ensure_nearest(self) -> None:
@@ -492,7 +555,7 @@ class Environment:
         for o in missing:
             self._nearest[o.id] = _core.NearestTree(o.params["points"])
         if missing:
-            self._compiled = None
+            self._invalidate()
 
     @_locked
     def _snapshot(self, r_lo: float | None = None, r_hi: float | None = None, nearest: bool = False):
@@ -502,11 +565,5 @@ class Environment:
             self._fit_clouds(r_lo, r_hi)
         if nearest:
             self._ensure_nearest()
-        return self._model()
-
-    @_locked
-    def _obstacle_for(self, core_kind: int, record: int) -> Obstacle:
-        """The obstacle behind a C++ contact report (kind index, record index)."""
         self._model()
-        kind = KINDS[core_kind]
-        return self._obstacles[self._index[kind][record]]
+        return self.snapshot

@@ -174,8 +174,6 @@ def make_setup(robot, env, padding: float = 0.0, link: str = "discrete", resolut
     and motion validator installed (see the module docstring). Returns (setup, counters): the
     counters' ``states``, ``motions`` and ``motion_samples`` count the checks made through it."""
     ob, og, _ = _modules()
-    from simdplan.robots.robot import _env_model
-
     dof = robot.dof
     space = ob.RealVectorStateSpace(dof)
     bounds = ob.RealVectorBounds(dof)
@@ -184,8 +182,8 @@ def make_setup(robot, env, padding: float = 0.0, link: str = "discrete", resolut
         bounds.setHigh(j, float(hi))
     space.setBounds(bounds)
     si = ob.SpaceInformation(space)
-    model = robot._distance_env(env) if link == "certified" else _env_model(env)
-    core = robot._model
+    model = robot.compiled_env(env, padding, distances=link == "certified")
+    core = robot.core
     res = float(robot.resolution if resolution is None else resolution)
     counters = _Counters()
 

@@ -113,7 +113,7 @@ def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 
     # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the
     # error (this function was ~20 of the ~50 us of Python around a plan() call)
     try:
-        ok = robot.is_valid_many(both, env, padding) if model is None else robot._model.is_valid_many(model, both, padding)
+        ok = robot.is_valid_many(both, env, padding) if model is None else robot.core.is_valid_many(model, both, padding)
     except ValueError:
         if not np.isfinite(both).all():
             raise ValueError("start and goals must be finite") from None
@@ -163,13 +163,13 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     _check_range(s, robot)
     # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
     # once), nearest-point trees for certified Link
-    model = robot._prepared_env(env, s.padding, nearest=s.link == "certified")
+    model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
     start, goals, note = _problem(robot, env, start, goals, s.padding, s.limit_tolerance, model)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl
 
         return _noted(plan_ompl(robot, env, start, goals, s), note)
-    out = _core.plan(robot._model, model, s.planner, start, goals, _core_settings(s, robot))
+    out = _core.plan(robot.core, model, s.planner, start, goals, _core_settings(s, robot))
     return _noted(_result(out, s, robot, start, goals), note)
 
 
@@ -253,8 +253,8 @@ class Roadmap:
         self.env = env
         self.settings = dataclasses.replace(_settings("prm", settings))  # the user's own copy
         _check_range(self.settings, robot)
-        self._env_model = robot._prepared_env(env, self.settings.padding, nearest=self.settings.link == "certified")
-        self._session = _core.PrmSession(robot._model, self._env_model, _core_settings(self.settings, robot))
+        self._env_model = robot.compiled_env(env, self.settings.padding, distances=self.settings.link == "certified")
+        self._session = _core.PrmSession(robot.core, self._env_model, _core_settings(self.settings, robot))
         # the roadmap grows during grow() and query(): calls from several threads take turns
         self._lock = threading.Lock()
 
@@ -279,12 +279,12 @@ class Roadmap:
 
     def query(self, start, goals, **settings) -> PlanResult:
         """Shortest roadmap path (grown as needed within max_iterations / time_limit), simplified."""
-        if self.env is not None and self.env._compiled is not self._env_model:
+        if self.env is not None and self.env.compiled() is not self._env_model:
             raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
         base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
         s = _settings("prm", {**base, **settings})
         start, goals, note = _problem(self.robot, self.env, start, goals, self.settings.padding, s.limit_tolerance,
                                       self._env_model)
         with self._lock:
-            out = self._session.query(self.robot._model, start, goals, _core_settings(s, self.robot))
+            out = self._session.query(self.robot.core, start, goals, _core_settings(s, self.robot))
         return _noted(_result(out, s, self.robot, start, goals), note)

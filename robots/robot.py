@@ -73,15 +73,6 @@ def _as_f64(value, name: str) -> np.ndarray:
     return arr.astype(np.float64, copy=False)
 
 
-def _env_model(env):
-    """The compiled core environment of ``env`` (None: no obstacles)."""
-    if env is None:
-        env = _empty_env()
-    try:
-        # PERF: the cached compiled form first; a method call here was ~60 ns of a ~1.8 us check.
-        return env._compiled or env._model()
-    except AttributeError:
-        raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}") from None
 
 
 def _speed_bound(prog: Program) -> float:
@@ -557,27 +548,41 @@ class Robot:
             q = _as_f64(q, "q")
         if padding != 0.0:
             padding = _check_padding(padding)
-        try:
-            return self._core_is_valid(_env_model(env), q, padding)
-        except _core.CloudRadiusError:  # a point cloud's tree waits for this robot's radii
-            return self._core_is_valid(self._prepared_env(env, padding), q, padding)
+        return self._core_is_valid(self._env_model(env, padding), q, padding)
 
-    def _fit_clouds(self, env, padding: float) -> None:
-        """Builds (or widens) env's point-cloud trees for this robot's sphere radii plus padding."""
-        if env is not None and env._trees is not None:
-            lo, hi = self._radius_range
-            env._fit_clouds(lo + padding, hi + padding)
-
-    def _prepared_env(self, env, padding: float, nearest: bool = False):
-        """One compiled snapshot of ``env`` whose point-cloud trees answer this robot's radii plus
-        padding (and, with ``nearest``, that has every nearest-point tree): built and taken under the
-        environment's lock, so another thread's change cannot slip in between."""
+    def _env_model(self, env, padding: float, distances: bool = False):
+        """The compiled snapshot of ``env`` that this robot's checks use (``compiled_env``), by the
+        lock-free path when the current snapshot already answers this robot's radii."""
         if env is None:
-            return _env_model(None)
+            return _empty_env().compiled()
+        try:
+            s = env.snapshot
+        except AttributeError:
+            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}") from None
+        # PERF: the single check is the hottest call; this is a few attribute reads when nothing
+        # needs building (the call into env.compiled() costs more than the rest of this method)
+        if (s is not None and s.r_lo <= self._radius_range[0] + padding and self._radius_range[1] + padding <= s.r_hi
+                and (s.distances or not distances)):
+            return s.model
+        return self.compiled_env(env, padding, distances)
+
+    def compiled_env(self, env, padding: float = 0.0, distances: bool = False):
+        """The C++ model of ``env`` (None: no obstacles) as this robot's checks use it: one immutable
+        snapshot whose point-cloud trees answer this robot's sphere radii plus ``padding`` (built
+        or widened now if needed) and, with ``distances``, with every cloud's nearest-point tree.
+        For adapters that drive ``robot.core`` themselves (e.g. simdplan.planner.ompl)."""
+        if env is None:
+            return _empty_env().compiled()
         if not isinstance(env, Environment):
             raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
         lo, hi = self._radius_range
-        return env._snapshot(lo + padding, hi + padding, nearest)
+        return env.compiled((lo + padding, hi + padding), distances)
+
+    @property
+    def core(self):
+        """The C++ robot model (``simdplan._core.RobotModel``) behind every check: for adapters that
+        call the core directly with ``compiled_env``. Immutable, like the Robot."""
+        return self._model
 
     def is_valid_many(self, Q, env: Environment | None = None, padding: float = 0.0) -> np.ndarray:
         """Clear(q) for every row of ``Q`` (n, dof) in one call: (n,) bool."""
@@ -585,10 +590,7 @@ class Robot:
             Q = _as_f64(Q, "Q")
         if padding != 0.0:
             padding = _check_padding(padding)
-        try:
-            return self._model.is_valid_many(_env_model(env), Q, padding)
-        except _core.CloudRadiusError:
-            return self._model.is_valid_many(self._prepared_env(env, padding), Q, padding)
+        return self._model.is_valid_many(self._env_model(env, padding), Q, padding)
 
     def motion_samples(self, q0, q1, resolution: float | None = None) -> int:
         """Intervals n of the discrete motion check: n = max(1, ceil(|q1 - q0| * resolution))."""
@@ -618,10 +620,7 @@ class Robot:
         if padding != 0.0:
             padding = _check_padding(padding)
         q0, q1 = _as_f64(q0, "q0"), _as_f64(q1, "q1")
-        try:
-            return self._model.is_motion_valid(_env_model(env), q0, q1, float(res), padding)
-        except _core.CloudRadiusError:
-            return self._model.is_motion_valid(self._prepared_env(env, padding), q0, q1, float(res), padding)
+        return self._model.is_motion_valid(self._env_model(env, padding), q0, q1, float(res), padding)
 
     def certify_motion(self, q0, q1, env: Environment | None = None, padding: float = 0.0,
                        min_step: float = DEFAULT_MIN_STEP) -> MotionCertificate:
@@ -697,12 +696,11 @@ class Robot:
         if padding != 0.0:
             padding = _check_padding(padding)
         qa = _as_f64(q, "q")
-        model = self._distance_env(env)
-        env = env if env is not None else _empty_env()
+        snap = self._distance_snapshot(env)
         links = self.sphere_links
         per_link: dict[str, Proximity] = {}
         per_link_self: dict[str, Proximity] = {}
-        for sphere, kind, other, clearance, on_robot, on_other in self._model.distance_report(model, qa, padding):
+        for sphere, kind, other, clearance, on_robot, on_other in self._model.distance_report(snap.model, qa, padding):
             if kind < 0:
                 prox = Proximity(link=links[sphere], sphere=int(sphere), clearance=float(clearance),
                                  on_robot=np.array(on_robot), on_other=np.array(on_other),
@@ -711,7 +709,7 @@ class Robot:
                     if name not in per_link_self or mine.clearance < per_link_self[name].clearance:
                         per_link_self[name] = mine
                 continue
-            ob = env._obstacle_for(kind, other)
+            ob = snap.obstacle(kind, other)
             prox = Proximity(link=links[sphere], sphere=int(sphere), clearance=float(clearance),
                              on_robot=np.array(on_robot), on_other=np.array(on_other),
                              obstacle_id=ob.id, obstacle_name=ob.name, obstacle_kind=ob.kind)
@@ -722,18 +720,27 @@ class Robot:
         return DistanceReport(closest=closest, environment=per_link, self_collision=per_link_self)
 
     def _distance_env(self, env):
-        """The compiled environment with every point cloud's nearest-point tree built (one snapshot)."""
+        """The compiled environment for distance queries (``_distance_snapshot``'s model)."""
+        return self._distance_snapshot(env).model
+
+    def _distance_snapshot(self, env):
+        """A snapshot of ``env`` with every point cloud's nearest-point tree built (distance queries
+        need no point-cloud collision trees)."""
         if env is None:
-            return _env_model(None)
-        if not isinstance(env, Environment):
+            env = _empty_env()
+        elif not isinstance(env, Environment):
             raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
-        return env._snapshot(nearest=True)
+        return env.compiled_snapshot(distances=True)
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
-        model = _env_model(env)
-        env = env if env is not None else _empty_env()
         padding = _check_padding(padding)
+        if env is not None and not isinstance(env, Environment):
+            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
+        env = env if env is not None else _empty_env()
+        lo, hi = self._radius_range
+        # one snapshot for the contacts and the names of what they hit
+        snap = env.compiled_snapshot((lo + padding, hi + padding))
         qa = _as_f64(q, "q")
         out: list[Violation] = []
         p = self._program
@@ -742,30 +749,30 @@ class Robot:
                 if np.isfinite(v) and not w and not lo <= v <= hi:
                     out.append(Violation("joint_limit", joint=name, value=float(v), limits=(float(lo), float(hi))))
         links = self.sphere_links
-        for is_self, s, other, kind, depth in self._model.contacts(model, qa, padding):
+        for is_self, s, other, kind, depth in self._model.contacts(snap.model, qa, padding):
             if is_self:
                 out.append(Violation("self", link=links[s], sphere=s, other_link=links[other], other_sphere=other,
                                      depth=float(depth)))
             else:
-                ob = env._obstacle_for(kind, other)
+                ob = snap.obstacle(kind, other)
                 out.append(Violation("environment", link=links[s], sphere=s, obstacle_id=ob.id, obstacle_name=ob.name,
                                      obstacle_kind=ob.kind, depth=float(depth)))
-        out.extend(self._cloud_violations(qa, env, padding))
+        out.extend(self._cloud_violations(qa, snap, padding))
         return out
 
-    def _cloud_violations(self, q: np.ndarray, env: Environment, padding: float) -> list[Violation]:
-        """Robot spheres touching point clouds: decided by each cloud's CAPT (the kernels' own test,
-        so this agrees with is_valid), depth from the exact nearest point (NumPy, float64)."""
-        clouds = [o for o in env if o.kind == "pointcloud"]
+    def _cloud_violations(self, q: np.ndarray, snap, padding: float) -> list[Violation]:
+        """Robot spheres touching the point clouds of ``snap`` (an Environment snapshot fitted to
+        this robot's radii): decided by each cloud's CAPT (the kernels' own test, so this agrees
+        with is_valid), depth from the exact nearest point (NumPy, float64)."""
+        clouds = snap.obstacles("pointcloud")
         if not clouds:
             return []
-        self._fit_clouds(env, padding)
         world = self.fk(q)
         centres = np.ascontiguousarray(world[:, :3], dtype=np.float32)
         radii = (world[:, 3] + np.float32(padding)).astype(np.float32)
         links, out = self.sphere_links, []
         for ob in clouds:
-            hits = env._trees[ob.id].collides(centres, radii)
+            hits = snap.point_tree(ob.id).collides(centres, radii)
             pts = ob.params["points"].astype(np.float64)
             for s in np.flatnonzero(hits):
                 d = float(np.sqrt(((pts - centres[s].astype(np.float64)) ** 2).sum(axis=1).min()))

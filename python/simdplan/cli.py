@@ -595,10 +595,11 @@ def _as_pointcloud(scene, per_obstacle: int, min_dist: float, point_radius: floa
     filter_ns = time.perf_counter_ns() - t0
     env = Environment()
     cid = env.add_pointcloud(pts, point_radius=point_radius)
-    scene.robot._fit_clouds(env, 0.0)  # builds the tree (timed by the core)
+    scene.robot.compiled_env(env)  # builds the tree for the robot's radii (timed by the core)
+    tree = env.compiled_snapshot().point_tree(cid)
     scene.env = env
     return ({"cloud_points": int(len(raw)), "cloud_kept": int(len(pts)), "filter_us": filter_ns / 1e3,
-             "build_us": env._trees[cid].stats["build_ns"] / 1e3}, raw, pts)
+             "build_us": tree.stats["build_ns"] / 1e3}, raw, pts)
 
 
 def _baseline_for(args, robot, planner: str | None):
