@@ -11,7 +11,7 @@ from simdplan.collision.capt import CAPT
 from simdplan.collision.convex import ConvexHull
 from simdplan.collision.mesh import TriangleMesh
 from simdplan.collision.nearest import NearestPointTree
-from simdplan.collision.pointcloud import close_pairs, filter_pointcloud, load_pointcloud, remove_robot_points
+from simdplan.collision.pointcloud import close_pairs, filter_pointcloud, load_pointcloud
 
 __all__ = ["Environment", "Obstacle", "KINDS", "PRIMITIVES", "CAPT", "ConvexHull", "NearestPointTree", "TriangleMesh",
-           "pointcloud", "close_pairs", "filter_pointcloud", "load_pointcloud", "remove_robot_points"]
+           "pointcloud", "close_pairs", "filter_pointcloud", "load_pointcloud"]

@@ -202,6 +202,11 @@ class ConvexHull:
         return cls.from_points(np.asarray(mesh.vertices, dtype=np.float64), artificial=artificial)
 
     # ----- data
+    @property
+    def core(self):
+        """The C++ hull (``simdplan._core.ConvexHull``) an Environment compiles in."""
+        return self._hull
+
     def __len__(self) -> int:
         """Number of hull vertices."""
         return len(self._vertices)

@@ -51,7 +51,8 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.pointcloud import check_tree_cloud
-from simdplan.transforms import as_finite, matrix_to_quat, reject_text, resolve_pose
+from simdplan.transforms import matrix_to_quat, resolve_pose
+from simdplan.validation import as_finite, reject_text
 
 KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud", "mesh", "convex")
 # Order of the C++ core's obstacle kinds (ObstacleKind in environment_view.hh) in contact reports.
@@ -444,10 +445,10 @@ class Environment:
                     groups[o.kind].append(o.record())
                     continue
                 if o.kind == "mesh":
-                    meshes.append(self._shapes[o.id]._mesh)
+                    meshes.append(self._shapes[o.id].core)
                     continue
                 if o.kind == "convex":
-                    hulls.append(self._shapes[o.id]._hull)
+                    hulls.append(self._shapes[o.id].core)
                     poses.append(np.r_[o.params["rotation"].ravel(), o.params["position"]])
                     continue
                 p = o.params

@@ -240,7 +240,7 @@ class TriangleMesh:
         candidate filter (mid-phase), not an exact triangle-triangle test.
         """
         if isinstance(other, TriangleMesh):
-            return self._mesh.overlapping_pairs(other._mesh)
+            return self._mesh.overlapping_pairs(other.core)
         return self._mesh.overlapping_pairs(_core.BoxTree(_boxes(other)))
 
     @property
@@ -267,6 +267,11 @@ class TriangleMesh:
     def build_time_ns(self) -> int:
         """Wall time of the C++ build (boxes, tree, records), nanoseconds."""
         return int(self._mesh.build_time_ns)
+
+    @property
+    def core(self):
+        """The C++ mesh (``simdplan._core.TriangleMesh``, with its AABB tree) an Environment compiles in."""
+        return self._mesh
 
     def __len__(self) -> int:
         """Number of triangles."""

@@ -7,6 +7,7 @@ import os
 from simdplan.robots.builder import RobotBuilder
 from simdplan.robots.robot import (DEFAULT_LIMIT_TOLERANCE, DEFAULT_MIN_STEP, DEFAULT_RANGE, DEFAULT_RESOLUTION,
                                    MAX_SAMPLE_TRAVEL, DistanceReport, MotionCertificate, Proximity, Robot, Violation)
+from simdplan.robots.self_filter import remove_robot_points
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 # Built-in robots: spherized URDF and SRDF, shipped in robots/data (origin and licences in NOTICE.md).
@@ -40,4 +41,4 @@ def load(name: str, **kwargs) -> Robot:
 
 __all__ = ["Robot", "RobotBuilder", "Violation", "MotionCertificate", "Proximity", "DistanceReport", "load", "available",
            "builtin_paths", "DEFAULT_RESOLUTION", "DEFAULT_MIN_STEP", "DEFAULT_LIMIT_TOLERANCE", "DEFAULT_RANGE",
-           "MAX_SAMPLE_TRAVEL", "DATA_DIR"]
+           "MAX_SAMPLE_TRAVEL", "DATA_DIR", "remove_robot_points"]

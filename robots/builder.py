@@ -20,21 +20,9 @@ import numpy as np
 
 from simdplan.robots.description import MOVABLE, JointDesc, LinkDesc, Mimic, RobotDescription, limits_error
 from simdplan.transforms import check_pose_matrix, euler_xyz_to_matrix
+from simdplan.validation import sphere_array
 
 JOINT_TYPES = MOVABLE + ("fixed",)
-
-
-def _spheres(value, link: str) -> np.ndarray:
-    arr = np.asarray(value if value is not None else np.zeros((0, 4)), dtype=np.float64)
-    if arr.ndim == 1 and arr.size == 4:
-        arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[1] != 4:
-        raise ValueError(f"link {link!r}: spheres must have shape (k, 4) [x, y, z, r], got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"link {link!r}: spheres must be finite")
-    if (arr[:, 3] <= 0).any():
-        raise ValueError(f"link {link!r}: sphere radii must be > 0, got {arr[:, 3].min()}")
-    return arr
 
 
 def _vec3(value, what: str) -> np.ndarray:
@@ -61,7 +49,7 @@ class RobotBuilder:
             raise ValueError("link names must be non-empty strings")
         if name in self._links:
             raise ValueError(f"link {name!r} is defined twice")
-        self._links[name] = LinkDesc(name, _spheres(spheres, name), [])
+        self._links[name] = LinkDesc(name, sphere_array(spheres, name), [])
         return self
 
     def joint(self, name: str, type: str, parent: str, child: str, *, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0),

@@ -25,6 +25,7 @@ from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDesc
 from simdplan.robots.kinematics import Program, compile_program
 from simdplan.robots.self_collision import certify_self_collision
 from simdplan.transforms import check_pose_matrix
+from simdplan.validation import check_padding, sphere_array
 
 # A robot's default resolution (discrete Link samples per unit of joint-space distance) puts the
 # samples of an edge close enough that no sphere centre travels more than this between two of them
@@ -86,13 +87,6 @@ def _speed_bound(prog: Program) -> float:
         if d >= 0:
             per_joint[:, int(d)] += abs(float(prog.body_scale[b])) * reach[:, b]
     return float(np.sqrt((per_joint ** 2).sum(axis=1)).max())
-
-
-def _check_padding(padding) -> float:
-    p = float(padding)
-    if not np.isfinite(p) or p < 0:
-        raise ValueError(f"padding must be finite and >= 0 (metres), got {padding!r}")
-    return p
 
 
 @dataclasses.dataclass(frozen=True)
@@ -352,9 +346,8 @@ class Robot:
             else:
                 m = mesh
             spheres = spherize_mesh(m, max_spheres=max_spheres, tolerance=tolerance).spheres
-        from simdplan.robots.builder import _spheres  # noqa: PLC0415
-
-        sph = _spheres(spheres, name)
+        
+        sph = sphere_array(spheres, name)
         if len(sph) == 0:
             raise ValueError("an attachment needs at least one sphere")
         origin = np.eye(4) if pose is None else check_pose_matrix(pose, "pose")
@@ -547,7 +540,7 @@ class Robot:
         if type(q) is not np.ndarray or q.dtype is not _F64:
             q = _as_f64(q, "q")
         if padding != 0.0:
-            padding = _check_padding(padding)
+            padding = check_padding(padding)
         return self._core_is_valid(self._env_model(env, padding), q, padding)
 
     def _env_model(self, env, padding: float, distances: bool = False):
@@ -589,7 +582,7 @@ class Robot:
         if type(Q) is not np.ndarray or Q.dtype is not _F64:
             Q = _as_f64(Q, "Q")
         if padding != 0.0:
-            padding = _check_padding(padding)
+            padding = check_padding(padding)
         return self._model.is_valid_many(self._env_model(env, padding), Q, padding)
 
     def motion_samples(self, q0, q1, resolution: float | None = None) -> int:
@@ -618,7 +611,7 @@ class Robot:
             raise ValueError('min_step applies to mode="certified" only')
         res = self.resolution if resolution is None else resolution
         if padding != 0.0:
-            padding = _check_padding(padding)
+            padding = check_padding(padding)
         q0, q1 = _as_f64(q0, "q0"), _as_f64(q1, "q1")
         return self._model.is_motion_valid(self._env_model(env, padding), q0, q1, float(res), padding)
 
@@ -636,7 +629,7 @@ class Robot:
         samples. Float32 rounding is covered by a 20 um margin on every clearance.
         """
         if padding != 0.0:
-            padding = _check_padding(padding)
+            padding = check_padding(padding)
         step = float(min_step)
         if not np.isfinite(step) or step <= 0:
             raise ValueError(f"min_step must be a positive joint-space distance, got {min_step!r}")
@@ -685,7 +678,7 @@ class Robot:
         """``clearance`` of every row of ``Q`` (n, dof), SIMD-batched: (n,) float64."""
         Q = _as_f64(Q, "Q")
         if padding != 0.0:
-            padding = _check_padding(padding)
+            padding = check_padding(padding)
         env_d, self_d = self._model.clearance_many(self._distance_env(env), Q, padding)
         out = np.minimum(env_d, self_d) if self_collision else env_d
         return out.astype(np.float64)
@@ -694,7 +687,7 @@ class Robot:
         """Per link, the closest obstacle and the closest other link of a checked pair at ``q``,
         with witness points (world frame, metres); see DistanceReport."""
         if padding != 0.0:
-            padding = _check_padding(padding)
+            padding = check_padding(padding)
         qa = _as_f64(q, "q")
         snap = self._distance_snapshot(env)
         links = self.sphere_links
@@ -734,7 +727,7 @@ class Robot:
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
-        padding = _check_padding(padding)
+        padding = check_padding(padding)
         if env is not None and not isinstance(env, Environment):
             raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
         env = env if env is not None else _empty_env()

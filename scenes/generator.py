@@ -36,7 +36,8 @@ import zlib
 import numpy as np
 
 from simdplan.collision.environment import Environment
-from simdplan.scenes.scene import Scene, _default_settings
+from simdplan.scenes.reading import default_settings
+from simdplan.scenes.scene import Scene
 from simdplan.transforms import euler_xyz_to_matrix, matrix_to_quat
 
 FAMILIES = ("table", "shelf", "cage", "box")
@@ -294,7 +295,7 @@ def generate(robot, family: str, n: int, seed: int = 0, *, goals: int = 1, tips:
         else:
             raise ValueError(f"robot {robot.name!r}, family {family!r}, problem {i + 1}: no valid start and goal with "
                              f"an end effector in the task regions after {MAX_TRIES} scenes (reach {ws.reach:.2f} m)")
-        out.append(Scene(robot=robot, env=env, start=start[0], goals=goal, settings=_default_settings(),
+        out.append(Scene(robot=robot, env=env, start=start[0], goals=goal, settings=default_settings(),
                          name=f"{family}_{i + 1}", description=f"generated {family} problem {i + 1} (seed {seed})",
                          robot_spec=spec, problem=family, index=i + 1, valid=True))
     return out

@@ -25,8 +25,9 @@ import numpy as np
 from simdplan import robots as _robots
 from simdplan.collision.environment import Environment
 from simdplan.robots import Robot
-from simdplan.scenes.scene import (Reader, Scene, SceneError, _default_settings, _suggest, _what, builder_key,
-                                   read_data)
+from simdplan.scenes.files import read_data
+from simdplan.scenes.reading import Reader, SceneError, builder_key, default_settings, describe, suggest
+from simdplan.scenes.scene import Scene
 
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mbm_data", "panda", "problems.json")
 MODES = ("exact", "reference")
@@ -46,7 +47,7 @@ def _read(json_path) -> tuple[str, Reader, dict]:
     problems = r.mapping(data["problems"], "problems")
     for cls, lst in problems.items():
         if not isinstance(lst, list):
-            r.fail(f"problems.{cls}", f"must be a list of problems, got {_what(lst)}")
+            r.fail(f"problems.{cls}", f"must be a list of problems, got {describe(lst)}")
     return path, r, data
 
 
@@ -75,7 +76,7 @@ def _joint_order(r: Reader, data: dict, robot: Robot) -> np.ndarray | None:
         return None
     names = data["joints"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        r.fail("joints", f"must be a list of joint names, got {_what(names)}")
+        r.fail("joints", f"must be a list of joint names, got {describe(names)}")
     if len(set(names)) != len(names):
         r.fail("joints", f"lists a joint twice: {names}")
     missing = [n for n in robot.joint_names if n not in names]
@@ -103,7 +104,7 @@ def _environment(r: Reader, prob: dict, cls: str, mode: str, key: str) -> Enviro
     for kind in ("sphere", "cylinder", "box"):
         obs = prob.get(kind, [])
         if not isinstance(obs, list):
-            r.fail(f"{key}.{kind}", f"must be a list of obstacles, got {_what(obs)}")
+            r.fail(f"{key}.{kind}", f"must be a list of obstacles, got {describe(obs)}")
         for i, o in enumerate(obs):
             k = f"{key}.{kind}[{i}]"
             o = r.mapping(o, k)
@@ -163,7 +164,7 @@ def load(json_path: str | os.PathLike | None = None, robot: Robot | str | None =
         wanted = [classes] if isinstance(classes, str) else list(classes)
         for c in wanted:
             if c not in problems:
-                raise ValueError(f"{path}: unknown problem class {c!r}{_suggest(c, available)}; "
+                raise ValueError(f"{path}: unknown problem class {c!r}{suggest(c, available)}; "
                                  f"classes in this file: {', '.join(available)}")
         wanted = list(dict.fromkeys(wanted))
     index_set = None
@@ -176,7 +177,7 @@ def load(json_path: str | os.PathLike | None = None, robot: Robot | str | None =
     robot, spec = _robot_for(r, data, robot)
     perm = _joint_order(r, data, robot)
     width = len(data["joints"]) if "joints" in data else robot.dof
-    settings = _default_settings()
+    settings = default_settings()
     out, found = [], set()
     for cls in wanted:
         for pos, prob in enumerate(problems[cls]):
@@ -184,7 +185,7 @@ def load(json_path: str | os.PathLike | None = None, robot: Robot | str | None =
             prob = r.mapping(prob, key)
             index = prob.get("index", pos + 1)
             if isinstance(index, bool) or not isinstance(index, int):
-                r.fail(f"{key}.index", f"must be an integer, got {_what(index)}")
+                r.fail(f"{key}.index", f"must be an integer, got {describe(index)}")
             if index_set is not None and index not in index_set:
                 continue
             found.add(index)
@@ -194,13 +195,13 @@ def load(json_path: str | os.PathLike | None = None, robot: Robot | str | None =
             start = np.array(r.vector(prob["start"], width, f"{key}.start", "joint values"))
             goals_raw = prob["goals"]
             if not isinstance(goals_raw, list) or not goals_raw:
-                r.fail(f"{key}.goals", f"must be a non-empty list of configurations, got {_what(goals_raw)}")
+                r.fail(f"{key}.goals", f"must be a non-empty list of configurations, got {describe(goals_raw)}")
             goals = np.array([r.vector(g, width, f"{key}.goals[{i}]", "joint values") for i, g in enumerate(goals_raw)])
             if perm is not None:
                 start, goals = start[perm], goals[:, perm]
             valid = prob.get("valid")
             if valid is not None and not isinstance(valid, bool):
-                r.fail(f"{key}.valid", f"must be true or false, got {_what(valid)}")
+                r.fail(f"{key}.valid", f"must be true or false, got {describe(valid)}")
             env = _environment(r, prob, cls, mode, key)
             what = "exact cylinders" if mode == "exact" else (
                 "cylinders as boxes, reference model" if cls == "box" else "cylinders as capsules, reference model")

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
 import simdplan
-from simdplan.collision import close_pairs, filter_pointcloud, load_pointcloud, pointcloud, remove_robot_points
+from simdplan.collision import close_pairs, filter_pointcloud, load_pointcloud, pointcloud
+from simdplan.robots import remove_robot_points
 
 
 def d2(a, b):

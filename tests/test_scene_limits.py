@@ -26,7 +26,8 @@ import simdplan
 import simdplan.scenes as sc
 from simdplan import cli
 from simdplan.scenes import SceneError
-from simdplan.scenes import scene as scene_module
+from simdplan.scenes import files as scene_module  # the file reader (scene.py uses it)
+from simdplan.scenes import reading
 
 VALID = {
     "robot": "panda",
@@ -226,7 +227,7 @@ def test_without_libyaml_the_pure_python_parser_reads_scenes(tmp_path):
         sys.modules["yaml._yaml"] = None  # as if PyYAML were built without libyaml
         import yaml
         import simdplan.scenes as sc
-        from simdplan.scenes import scene
+        from simdplan.scenes import files as scene
         assert not yaml.__with_libyaml__ and scene.LibYamlLoader is None
         assert scene.YamlLoader is scene.PyYamlLoader and issubclass(scene.YamlLoader, yaml.SafeLoader)
         print(sc.load({str(path)!r}).settings.seed)
@@ -467,7 +468,7 @@ def load_or_documented_error(path, robot=None) -> None:
     except SceneError as exc:
         assert str(exc).startswith(f"{path}: "), str(exc)
         top = exc.key.split("[")[0].split(".")[0]
-        event(f"SceneError at {top if top in scene_module.TOP_KEYS else 'the file' if not top else 'another key'}")
+        event(f"SceneError at {top if top in reading.TOP_KEYS else 'the file' if not top else 'another key'}")
     except FileNotFoundError as exc:
         assert str(path) in str(exc) or exc.filename, str(exc)
         event("FileNotFoundError")

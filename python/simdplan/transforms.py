@@ -9,40 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from simdplan.validation import as_finite
+
 # A quaternion whose norm is this far from 1 is refused rather than silently normalised.
 QUAT_NORM_TOLERANCE = 1e-3
-
-
-def reject_text(value, name: str) -> None:
-    """TypeError if ``value`` is text (a string, or an array or list holding strings): NumPy would
-    otherwise parse "0.1" as a number, hiding a value read from a file or a form that was never converted."""
-    if isinstance(value, (int, float, np.ndarray)) and not (isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
-        return
-    try:
-        text = isinstance(value, (str, bytes)) or np.asarray(value).dtype.kind in "SU"
-    except (TypeError, ValueError):  # ragged or odd input: the caller's own conversion words that
-        return
-    if text:
-        raise TypeError(f"{name} must be numeric, not text: got {value!r}; convert it with float() first")
-
-
-def as_finite(value, shape: tuple, name: str) -> np.ndarray:
-    """``value`` as a float64 array of ``shape`` (-1 matches any length), or a clear ValueError
-    (TypeError for text)."""
-    reject_text(value, name)
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numeric with shape {_shape_str(shape)}, got {value!r}") from None
-    if arr.ndim != len(shape) or any(s != -1 and s != a for s, a in zip(shape, arr.shape)):
-        raise ValueError(f"{name} must have shape {_shape_str(shape)}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
-    return arr
-
-
-def _shape_str(shape: tuple) -> str:
-    return "(" + ", ".join("n" if s == -1 else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def quat_to_matrix(quat, name: str = "quat") -> np.ndarray:
