@@ -4,9 +4,9 @@ For every robot (simdplan.bench.robots) the problem generator (simdplan.scenes.g
 ``per_family`` problems of every family, and simdplan plans each with the robot's default settings
 (``robot.default_settings()``), then VAMP where it has the robot (the built-in panda and ur5 are
 VAMP's own models), right after ours in the same process. Every returned path, ours and VAMP's, is
-re-checked at 10x the planning resolution (simdplan.bench.records.verify_path).
+re-checked at 10x the planning resolution (simdplan.check_path).
 
-Per robot it reports what the issue on robots the planner has never seen asks for: solved, median
+Per robot it reports: solved, median
 and mean planning time, planning + simplification, iterations, the cost of one configuration check
 (``is_valid_many`` on random configurations in each problem's scene: nanoseconds per configuration,
 and per moving sphere) and paths failing the re-check.
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from simdplan.bench import robots as bench_robots
-from simdplan.bench.records import VERIFY_FACTOR, plan_baseline, plan_problem, resolution_of, summarize
+from simdplan.bench.records import plan_baseline, plan_problem, resolution_of, summarize
 from simdplan.scenes import FAMILIES, generate
 
 # VAMP's robots that are the same models as simdplan's (robots/data/NOTICE.md: taken from VAMP 0.6.4).
@@ -93,8 +93,7 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
             records.append(rec)
             cost.append(check_cost_ns(robot, p.env, seed + p.index))
             if base is not None:
-                theirs.append(plan_baseline(base, p, checked.simplify, None,
-                                            VERIFY_FACTOR * resolution_of(robot, checked)))
+                theirs.append(plan_baseline(base, p, checked.simplify, None, resolution_of(robot, checked)))
             if progress:
                 progress(f"{name} {p.name}")
         out.append(RobotRun(name, robot, problems, records, theirs, base.label if base else None, why, cost, gen_s))
