@@ -9,6 +9,8 @@ simdplan's and VAMP's paths are re-checked the same way, against the obstacles b
 from __future__ import annotations
 
 import dataclasses
+import os
+import platform
 import time
 import warnings
 
@@ -17,6 +19,33 @@ import numpy as np
 from simdplan.path_check import DEFAULT_FACTOR as VERIFY_FACTOR
 from simdplan.path_check import ENDPOINT_TOL, check_path  # noqa: F401  (ENDPOINT_TOL: the benchmarks' tolerance)
 from simdplan.planner import InvalidProblemError
+
+
+@dataclasses.dataclass
+class Table:
+    """One table of a benchmark report: header (name, justify: "left" or "right"; a newline may split
+    a name over lines), rows of cells, and the row indices that start a new section."""
+
+    title: str
+    header: list
+    rows: list
+    sections: set = dataclasses.field(default_factory=set)
+
+
+def machine_info() -> dict:
+    """The machine a benchmark ran on (recorded with its figures)."""
+    import simdplan
+    from simdplan._runtime import cpu_model
+
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "simdplan": simdplan.info(),
+    }
 
 
 def one_line(text) -> str:
