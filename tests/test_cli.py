@@ -237,6 +237,18 @@ def test_info(capsys):
     assert info["isa"] == simdplan.isa() and info["lanes"] == simdplan.info()["lanes"]
 
 
+def test_console_script_and_module_entry_points():
+    """pyproject's ``simdplan = "simdplan.cli:main"`` and ``python -m simdplan`` reach the same main."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    module, name = re.search(r'^simdplan = "([\w.]+):(\w+)"', text, re.M).groups()
+    assert getattr(__import__(module, fromlist=[name]), name) is cli.main
+    proc = run("info", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["isa"] == simdplan.isa()
+
+
 def test_usage_errors_exit_2(capsys):
     assert cli.main([]) == 2
     assert cli.main(["plan"]) == 2
