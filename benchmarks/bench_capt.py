@@ -17,7 +17,7 @@ Measured, in one run (ISAs interleaved inside every repeat; medians over repeats
              baselines; plus CAPT.collides called from Python one sphere per call
   3. pairs   close_pairs(points, tol) vs cKDTree(points).query_pairs(tol) (build included)
   4. filter  filter_pointcloud(points, 0.02) on 10k .. 1M points (surface-like and uniform)
-Where VAMP is installed (simdplan.vamp_baseline), its CAPT build and its filter run on the same
+Where VAMP is installed (simdplan.bench.vamp_baseline), its CAPT build and its filter run on the same
 points in the same run (rows "vamp"; VAMP's own timers, which exclude converting the points from
 Python, while our filter rows include our Python call). Where VAMP's headers are installed too
 (benchmarks/vamp_offline/build.sh) and a C++ compiler is present, VAMP's CAPT also answers the
@@ -45,7 +45,8 @@ from pathlib import Path
 import numpy as np
 
 import simdplan
-from simdplan import robots, scenes, vamp_baseline
+from simdplan import robots, scenes
+from simdplan.bench import vamp_baseline
 from simdplan.collision import CAPT, close_pairs, filter_pointcloud
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -59,11 +59,9 @@ def verify(robot, env, result, start, goals, resolution, specs=None):
             for q in edge_samples(robot, a, b, resolution):
                 rep = ref.check(robot, q, specs)
                 assert rep.valid or rep.margin < 1e-5, f"reference finds a collision at {q.tolist()}"
-        fine = edge_samples(robot, a, b, 10 * resolution)
-        bad = fine[~robot.is_valid_many(fine, env)]
-        for q in bad:
-            depth = max(v.depth for v in robot.why_invalid(q, env))
-            assert depth < SHALLOW, f"{depth * 1000:.1f} mm penetration between checked samples"
+    fine = simdplan.check_path(robot, env, path, resolution=resolution, factor=10)
+    assert fine.bad_waypoints == 0
+    assert fine.max_depth_m < SHALLOW, f"{fine.max_depth_m * 1000:.1f} mm penetration between checked samples"
 
 
 CLASSES = ["table_pick", "table_under_pick", "box", "bookshelf_small", "bookshelf_tall", "bookshelf_thin", "cage"]

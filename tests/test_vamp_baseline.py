@@ -1,4 +1,4 @@
-"""simdplan.vamp_baseline: simdplan environments handed to VAMP unchanged (or refused), for benchmarks.
+"""simdplan.bench.vamp_baseline: simdplan environments handed to VAMP unchanged (or refused), for benchmarks.
 
 VAMP is not a dependency: the conversion is checked against a recording stand-in everywhere, and
 against VAMP's own MotionBenchMaker importer where VAMP is installed.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from simdplan import vamp_baseline
+from simdplan.bench import vamp_baseline
 from simdplan.collision import Environment
 from simdplan.scenes import mbm
 

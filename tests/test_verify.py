@@ -120,6 +120,19 @@ def test_exported():
     assert "verify_path" in simdplan.__all__
 
 
+def test_check_and_geometry_loading_are_separate_modules():
+    """verify.py checks, verify_geometry.py loads what it checks with; the names callers reach through
+    simdplan.planner.verify stay there."""
+    from simdplan.planner import verify_geometry
+
+    for name in ("BUILTIN_MESH_URDFS", "mesh_urdf_for", "_coal", "_has_collision_geometry", "_mesh_model",
+                 "_point_distance"):
+        assert getattr(verify, name) is getattr(verify_geometry, name), name
+    for name in ("verify_path", "PathVerification", "PathCollision", "DEFAULT_STEP", "CONTACT_TOLERANCE",
+                 "MAX_COLLISIONS"):
+        assert hasattr(verify, name) and not hasattr(verify_geometry, name), name
+
+
 def test_clear_path_is_valid_and_counts_samples(panda):
     env = Environment()
     env.add_box([2.0, 2.0, 0.5], half_extents=[0.1, 0.1, 0.1], name="far")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and pip-installs VAMP 0.6.4 from its PyPI sdist on a machine that reaches PyPI and Debian
-# but not GitHub, for the side-by-side benchmarks (simdplan.vamp_baseline). Not part of simdplan.
+# but not GitHub, for the side-by-side benchmarks (simdplan.bench.vamp_baseline). Not part of simdplan.
 #
 #   bash benchmarks/vamp_offline/build.sh [WORKDIR]      # root for apt; about 4 min on 2 cores
 #

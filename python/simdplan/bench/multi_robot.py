@@ -4,9 +4,9 @@ For every robot (simdplan.bench.robots) the problem generator (simdplan.scenes.g
 ``per_family`` problems of every family, and simdplan plans each with the robot's default settings
 (``robot.default_settings()``), then VAMP where it has the robot (the built-in panda and ur5 are
 VAMP's own models), right after ours in the same process. Every returned path, ours and VAMP's, is
-re-checked at 10x the planning resolution (simdplan.bench.records.verify_path).
+re-checked at 10x the planning resolution (simdplan.check_path).
 
-Per robot it reports what the issue on robots the planner has never seen asks for: solved, median
+Per robot it reports: solved, median
 and mean planning time, planning + simplification, iterations, the cost of one configuration check
 (``is_valid_many`` on random configurations in each problem's scene: nanoseconds per configuration,
 and per moving sphere) and paths failing the re-check.
@@ -20,7 +20,8 @@ import time
 import numpy as np
 
 from simdplan.bench import robots as bench_robots
-from simdplan.bench.records import VERIFY_FACTOR, plan_baseline, plan_problem, resolution_of, summarize
+from simdplan._format import fmt_num, fmt_us
+from simdplan.bench.records import VERIFY_FACTOR, Table, plan_baseline, plan_problem, resolution_of, summarize
 from simdplan.scenes import FAMILIES, generate
 
 # VAMP's robots that are the same models as simdplan's (robots/data/NOTICE.md: taken from VAMP 0.6.4).
@@ -66,7 +67,7 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
     replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
     called after every problem."""
-    from simdplan import vamp_baseline
+    from simdplan.bench import vamp_baseline
     from simdplan.planner.settings import PlannerSettings
 
     out = []
@@ -93,8 +94,7 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
             records.append(rec)
             cost.append(check_cost_ns(robot, p.env, seed + p.index))
             if base is not None:
-                theirs.append(plan_baseline(base, p, checked.simplify, None,
-                                            VERIFY_FACTOR * resolution_of(robot, checked)))
+                theirs.append(plan_baseline(base, p, checked.simplify, None, resolution_of(robot, checked)))
             if progress:
                 progress(f"{name} {p.name}")
         out.append(RobotRun(name, robot, problems, records, theirs, base.label if base else None, why, cost, gen_s))
@@ -118,3 +118,44 @@ def summary(run_: RobotRun) -> dict:
         s["baseline"] = None
         s["baseline_why"] = run_.baseline_why
     return s
+
+
+def report(summaries: list[dict], families: list[str], per_family: int, seed: int, machine: dict) -> list:
+    """The table (one row per robot) and its notes; VAMP's figures only where it ran in this run."""
+    rows = []
+    for s in summaries:
+        b = s["baseline"]
+        ratio = (f"{s['ratio_planning_us_median']:.2f} / {s['ratio_planning_us_mean']:.2f}"
+                 if b and s.get("ratio_planning_us_median") else "-")
+        rows.append([s["robot"], f"{s['dof']}", f"{s['moving_spheres']}/{s['spheres']}",
+                     f"{s['solved']}/{s['total']}", fmt_us(s["planning_us_median"]), fmt_us(s["planning_us_mean"]),
+                     fmt_us(s["total_us_median"]), fmt_num(s["iterations_median"]),
+                     f"{s['check_ns_per_config']:.0f}", f"{s['check_ns_per_moving_sphere']:.2f}",
+                     f"{s['verify_failures']}", fmt_us(b["planning_us_median"]) if b else "-",
+                     fmt_us(b["planning_us_mean"]) if b else "-", ratio])
+    header = [("robot", "left"), ("dof", "right"), ("moving/\nspheres", "right"), ("solved", "right"),
+              ("plan\nmedian", "right"), ("plan\nmean", "right"), ("plan+simp\nmedian", "right"),
+              ("iters\nmedian", "right"), ("ns per\nconfig", "right"), ("ns per\nsphere", "right"),
+              (f"{VERIFY_FACTOR}x\nfails", "right"), ("VAMP plan\nmedian", "right"), ("VAMP plan\nmean", "right"),
+              ("ours/VAMP\nmed / mean", "right")]
+    si = machine["simdplan"]
+    isa = si.get("isa", "?") if isinstance(si, dict) else str(si)
+    title = (f"simdplan bench robots: {per_family} generated problems per family ({', '.join(families)}), seed "
+             f"{seed}; each robot's default settings; times in us; {machine['cpu_model']}, "
+             f"{machine['cpu_count']} CPUs, ISA {isa}")
+    out: list = [Table(title, header, rows, set()),
+                 "ns per config: is_valid_many on random configurations in each problem's scene (median over "
+                 "problems); ns per sphere: that over the spheres some joint moves. "
+                 f"{VERIFY_FACTOR}x fails: solved paths with an edge in collision at {VERIFY_FACTOR}x the planning "
+                 "resolution."]
+    for s in summaries:
+        if s["baseline"] is None:
+            continue
+        b = s["baseline"]
+        out.append(f"{s['robot']}: {b['label']} solved {b['solved']}/{b['total']}, plan+simp median "
+                   f"{fmt_us(b['total_us_median'])} us (ours/VAMP {s.get('ratio_total_us_median', float('nan')):.2f}), "
+                   f"{VERIFY_FACTOR}x fails {b['verify_failures']}")
+    not_run = sorted({f"{s['robot']} ({s['baseline_why']})" for s in summaries if s["baseline"] is None})
+    if not_run:
+        out.append("VAMP not run for: " + "; ".join(not_run))
+    return out

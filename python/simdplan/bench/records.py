@@ -1,26 +1,51 @@
 """Per-problem records of the benchmarks, shared by ``bench mbm`` and ``bench robots``.
 
 One record is one planner on one problem: what it solved, its own timers (microseconds), its
-iterations and costs, and the independent re-check of its path (``verify_path``: every edge with
-``robot.is_motion_valid`` at ``VERIFY_FACTOR`` x the planning resolution, every waypoint on its own).
+iterations and costs, and the independent re-check of its path (``simdplan.check_path``: every edge
+at ``VERIFY_FACTOR`` x the planning resolution, every waypoint on its own).
 simdplan's and VAMP's paths are re-checked the same way, against the obstacles both planned in.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import platform
 import time
 import warnings
 
 import numpy as np
 
+from simdplan.path_check import DEFAULT_FACTOR as VERIFY_FACTOR
+from simdplan.path_check import ENDPOINT_TOL, check_path  # noqa: F401  (ENDPOINT_TOL: the benchmarks' tolerance)
 from simdplan.planner import InvalidProblemError
 
-# Independent re-check of returned paths: this many times the planner's edge resolution.
-VERIFY_FACTOR = 10
-# Path endpoints must equal the start / a goal to this (joint units).
-ENDPOINT_TOL = 1e-6
 
+@dataclasses.dataclass
+class Table:
+    """One table of a benchmark report: header (name, justify: "left" or "right"; a newline may split
+    a name over lines), rows of cells, and the row indices that start a new section."""
+
+    title: str
+    header: list
+    rows: list
+    sections: set = dataclasses.field(default_factory=set)
+
+
+def machine_info() -> dict:
+    """The machine a benchmark ran on (recorded with its figures)."""
+    import simdplan
+    from simdplan._runtime import cpu_model
+
+    return {
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "simdplan": simdplan.info(),
+    }
 
 
 def one_line(text) -> str:
@@ -59,66 +84,10 @@ def planned_ends(robot, start, goals, checked) -> tuple[np.ndarray, np.ndarray]:
     return both[0], both[1:]
 
 
-def verify_path(robot, env, path, start, goals, resolution: float, padding: float = 0.0,
-                certified: bool = False, min_step: float = 1e-3) -> dict:
-    """Independent check of a returned path.
-
-    path (k, dof): must start at ``start`` (dof,), end at one of ``goals`` (m, dof) (to
-    ENDPOINT_TOL), and every edge between consecutive waypoints must pass
-    ``robot.is_motion_valid`` at ``resolution`` samples per unit joint distance, and with
-    ``certified`` also ``robot.certify_motion`` (a fresh certificate of every edge).
-    Every waypoint is also checked on its own (``robot.is_valid_many``): a waypoint in collision
-    is a configuration the planner accepted, which no edge sampling explains.
-    Returns {"ok": bool, "bad_edges": int, "edges": int, "bad_waypoints": int, "max_depth_m": float,
-    "reason": str or None}.
-    """
-    path = np.asarray(path, dtype=float)
-    start = np.asarray(start, dtype=float).reshape(-1)
-    goals = np.asarray(goals, dtype=float).reshape(-1, start.size)
-    if path.ndim != 2 or len(path) == 0 or path.shape[1] != start.size:
-        return {"ok": False, "bad_edges": 0, "edges": 0, "bad_waypoints": 0, "max_depth_m": 0.0,
-                "reason": f"path has shape {path.shape}"}
-    reasons = []
-    if np.max(np.abs(path[0] - start)) > ENDPOINT_TOL:
-        reasons.append("path does not begin at the start")
-    if np.min(np.max(np.abs(goals - path[-1]), axis=1)) > ENDPOINT_TOL:
-        reasons.append("path does not end at a goal")
-    bad, depth = 0, 0.0
-    bad_waypoints = int((~robot.is_valid_many(path, env, padding=padding)).sum())
-    if bad_waypoints:
-        reasons.append(f"{bad_waypoints} of {len(path)} waypoints collide")
-    if len(path) == 1:
-        bad = bad_waypoints
-    for a, b in zip(path[:-1], path[1:]):
-        if not robot.is_motion_valid(a, b, env, resolution=resolution, padding=padding):
-            bad += 1
-            depth = max(depth, worst_depth(robot, env, a, b, resolution, padding))
-    if bad:
-        reasons.append(f"{bad} of {max(1, len(path) - 1)} edges collide at {resolution:g} samples/unit, "
-                       f"deepest penetration {depth * 1e3:.3g} mm")
-    if certified:
-        uncertified = sum(not robot.certify_motion(a, b, env, padding, min_step).free
-                          for a, b in zip(path[:-1], path[1:]))
-        if uncertified:
-            bad += uncertified
-            reasons.append(f"{uncertified} of {len(path) - 1} edges could not be certified collision-free")
-    return {"ok": not reasons, "bad_edges": bad, "edges": len(path) - 1, "bad_waypoints": bad_waypoints,
-            "max_depth_m": depth, "reason": "; ".join(reasons) or None}
-
-
-def verify_fields(v: dict) -> dict:
-    """A ``bench mbm`` record's fields for a verify_path result (simdplan's and VAMP's paths alike)."""
-    return {"verified": v["ok"], "verify_bad_edges": v["bad_edges"], "verify_bad_waypoints": v["bad_waypoints"],
-            "verify_max_depth_m": v["max_depth_m"], "verify_message": v["reason"]}
-
-
-def worst_depth(robot, env, a, b, resolution: float, padding: float) -> float:
-    """Deepest penetration (metres) over the samples of the motion check of edge a -> b."""
-    n = robot.motion_samples(a, b, resolution)
-    Q = a + np.linspace(0.0, 1.0, n + 1)[:, None] * (b - a)
-    bad = Q[~robot.is_valid_many(Q, env, padding=padding)]
-    depths = [v.depth for q in bad for v in robot.why_invalid(q, env, padding=padding)]
-    return float(max(depths, default=0.0))
+def verify_fields(v) -> dict:
+    """A benchmark record's fields for a simdplan.check_path result (simdplan's and VAMP's paths alike)."""
+    return {"verified": v.ok, "verify_bad_edges": v.bad_edges, "verify_bad_waypoints": v.bad_waypoints,
+            "verify_max_depth_m": v.max_depth_m, "verify_message": v.reason}
 
 
 def percentile(xs, q):
@@ -191,19 +160,19 @@ def plan_problem(scene, settings, checked) -> dict:
     rec["link"] = checked.link
     if result.success:
         start, goals = planned_ends(scene.robot, scene.start, scene.goals, checked)
-        v = verify_path(scene.robot, scene.env, result.path, start, goals,
-                        VERIFY_FACTOR * resolution_of(scene.robot, checked), checked.padding,
-                        checked.link == "certified", checked.min_step)
+        v = check_path(scene.robot, scene.env, result.path, start, goals, resolution_of(scene.robot, checked),
+                       VERIFY_FACTOR, checked.padding, checked.link == "certified", checked.min_step)
         rec.update(verify_fields(v), path=np.asarray(result.path).tolist())
     return rec
 
 
-def plan_baseline(base, scene, simplify: bool, cloud=None, verify_resolution: float | None = None) -> dict:
+def plan_baseline(base, scene, simplify: bool, cloud=None, resolution: float | None = None) -> dict:
     """VAMP on one problem right after simdplan (a ``bench mbm`` record with ``impl`` "vamp"). cloud:
     the point-cloud setting's (sampled points, kept points, min_dist, point radius): VAMP filters the
     same sampled points (only to time it) and builds its tree on the points simdplan kept, so that
-    both plan against the same cloud. verify_resolution: VAMP's path is re-verified as simdplan's
-    are (verify_path against scene.env, the obstacles both planned against), at this resolution."""
+    both plan against the same cloud. resolution: simdplan's planning resolution on this problem; if
+    given, VAMP's path is re-checked as simdplan's are (simdplan.check_path against scene.env, the
+    obstacles both planned against, at VERIFY_FACTOR x this resolution)."""
     rec = {"impl": "vamp", "problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False,
            "solved": False, "link": None}
     if scene.valid is False:
@@ -217,7 +186,11 @@ def plan_baseline(base, scene, simplify: bool, cloud=None, verify_resolution: fl
         build_ns = base.add_pointcloud(venv, kept, point_radius)
         rec.update(cloud_kept=int(len(vkept)), filter_us=filter_ns / 1e3, build_us=build_ns / 1e3)
     rec.update(base.plan(scene.start, scene.goals, venv, simplify=simplify, joint_names=scene.robot.joint_names))
-    if rec["solved"] and verify_resolution is not None:
-        v = verify_path(scene.robot, scene.env, rec["path"], scene.start, scene.goals, verify_resolution)
-        rec.update(verify_fields(v))
+    if rec["solved"] and resolution is not None:
+        try:
+            v = check_path(scene.robot, scene.env, rec["path"], scene.start, scene.goals, resolution, VERIFY_FACTOR)
+        except ValueError as exc:  # a path of the wrong shape fails the check; it is not a user error
+            rec.update(verified=False, verify_message=one_line(exc))
+        else:
+            rec.update(verify_fields(v))
     return rec

@@ -1,0 +1,219 @@
+"""The ``simdplan`` command: plan a scene, benchmark MotionBenchMaker problems, show the build.
+
+    simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
+                        [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
+    simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
+                       [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
+                       [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
+    simdplan info [--json]
+
+SCENE is a scene file (YAML/JSON, see simdplan.scenes) or the name of a shipped example scene
+(``simdplan plan panda_bookshelf``). Flags override the scene's planner settings.
+
+Output: rich tables when stdout is a terminal, plain text otherwise (logs, pipes); the progress
+bar of ``bench`` shows only when stderr is a terminal.
+
+Exit codes: 0 done (``plan``: a path was found); 1 ``plan`` found no path within its limits;
+2 a user error (bad flag, missing or invalid scene file, invalid start or goal), reported as one
+line on stderr without a traceback (``--debug`` shows it); 3 ``plan --verify-meshes``: a path was
+found but it collides with the robot's real collision geometry; 130 interrupted. Anything else that
+escapes is a bug and keeps its traceback.
+
+Every path a plan returns is re-checked independently (simdplan.check_path: ``robot.is_motion_valid``
+at 10x the planning resolution between consecutive waypoints, every waypoint on its own): "verified". With ``--verify-meshes`` it is
+also checked against the robot's collision meshes (convex hulls, coal; simdplan.verify_path) at
+its default step, with the scene's padding ("mesh check").
+
+One module per command: plan, bench (the flags and report of simdplan.bench's harnesses), view,
+spherize, info; inputs (SCENE and settings flags) and output (UserError, tables) are shared. This
+module builds the parser and runs the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
+from simdplan.cli.info import cmd_info
+from simdplan.cli.output import UserError, _err, _one_line
+from simdplan.cli.plan import cmd_plan
+from simdplan.cli.spherize import cmd_spherize
+from simdplan.cli.view import cmd_view
+
+__all__ = ["main", "build_parser", "UserError"]
+
+
+# ----------------------------------------------------------------------------- parser
+def _planner_name(text: str) -> str:
+    from simdplan.planner.settings import PLANNERS
+
+    if text in PLANNERS or (text.startswith("ompl:") and len(text) > 5):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose from {', '.join(PLANNERS)}, or ompl:NAME)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from simdplan.planner.settings import PLANNERS
+
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show Python tracebacks for every error")
+    ap = argparse.ArgumentParser(prog="simdplan", parents=[debug],
+                                 description="Sampling-based motion planning with a SIMD collision core.",
+                                 epilog="Exit codes: 0 ok, 1 no path found (plan), 2 user error, 3 mesh check failed "
+                                        "(plan --verify-meshes), 130 interrupted.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("plan", parents=[debug], help="plan a path in a scene file or a shipped example scene",
+                       description="Load a scene, plan from its start to one of its goals, print a summary.")
+    p.add_argument("scene", metavar="SCENE", help="scene file (YAML/JSON) or the name of a shipped example")
+    p.add_argument("--planner", type=_planner_name, metavar="{rrtc,rrt,prm,ompl:NAME}",
+                   help="override the scene's planner (ompl:NAME: an OMPL geometric planner, e.g. ompl:RRTstar)")
+    p.add_argument("--seed", type=int, help="random seed")
+    p.add_argument("--time-limit", type=float, metavar="S", help="planning time budget in seconds (0: none)")
+    p.add_argument("--max-iterations", type=int, metavar="N", help="planner iterations at most")
+    p.add_argument("--no-simplify", action="store_true", help="return the planner's path as found")
+    p.add_argument("--out", metavar="PATH", help="write the result: .json (everything) or .csv (waypoints)")
+    p.add_argument("--certified", action="store_true",
+                   help="certified Link: every edge proven collision-free between its ends, not just at samples")
+    p.add_argument("--verify-meshes", action="store_true",
+                   help="re-check the path against the robot's collision meshes (convex hulls, needs coal: "
+                        "pip install simdplan[verify]); exit code 3 if it collides")
+    p.set_defaults(func=cmd_plan)
+
+    b = sub.add_parser("bench", parents=[debug], help="benchmarks (bench mbm: MotionBenchMaker problems)")
+    bsub = b.add_subparsers(dest="bench", metavar="SUITE")
+    m = bsub.add_parser("mbm", parents=[debug], help="plan every MotionBenchMaker problem and print a table",
+                        description="Plan MotionBenchMaker problems, re-verify every path, print per-class figures.")
+    m.add_argument("--robot", default="panda", help="robot (default panda)")
+    m.add_argument("--problems", metavar="CLASS,...", help="problem classes, comma separated (default all)")
+    m.add_argument("--planner", type=_planner_name, metavar="{rrtc,rrt,prm,ompl:NAME}",
+                   help="planner (default: the problems' settings, rrtc)")
+    m.add_argument("--mode", choices=("reference", "exact"), default="reference",
+                   help="reference: cylinders as the reference planner models them (default); exact: exact cylinders")
+    m.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
+    m.add_argument("--max-iterations", type=int, metavar="N", help="per-problem planner iterations at most")
+    m.add_argument("--seed", type=int, help="random seed (the same for every problem)")
+    m.add_argument("--no-simplify", action="store_true", help="no path simplification")
+    m.add_argument("--limit", type=int, metavar="N", help="the first N problems of each class")
+    m.add_argument("--pointcloud", type=int, metavar="N", nargs="?", const=10_000,
+                   help="replace each problem's obstacles by N points sampled on their surfaces (default 10000 "
+                        "per obstacle), filtered (--filter), checked through a CAPT")
+    m.add_argument("--filter", type=float, default=0.02, metavar="M",
+                   help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
+    m.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
+                   help="with --pointcloud: radius of every point (default 0.0025, the reference setting's)")
+    m.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
+                   help="also plan every problem with VAMP's RRT-Connect, side by side in the same run: auto "
+                        "(default: when VAMP is installed and the run is comparable), on (an error if it "
+                        "cannot), off")
+    m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
+                   help="edge checks: discrete samples (default), certified from clearances, or both modes on "
+                        "every problem, side by side")
+    m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
+    m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
+    m.set_defaults(func=cmd_bench_mbm)
+    r = bsub.add_parser("robots", parents=[debug], help="generated problems on robots of different shape",
+                        description="Generate problems (table, shelf, cage, box) for robots of different shape, plan "
+                                    "them with each robot's default settings, VAMP side by side where it has the "
+                                    "robot, and print one row per robot.")
+    r.add_argument("--robots", metavar="NAME,...", default=",".join(("panda", "ur5", "iiwa", "mobile_manipulator",
+                                                                       "dual_arm")),
+                   help="robots, comma separated (default: panda, ur5, iiwa, mobile_manipulator, dual_arm)")
+    r.add_argument("--families", metavar="NAME,...", default="table,shelf,cage,box",
+                   help="problem families, comma separated (default all four)")
+    r.add_argument("--problems", type=int, default=10, metavar="N", help="problems per family and robot (default 10)")
+    r.add_argument("--seed", type=int, default=0, help="problem generator seed (default 0)")
+    r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
+    r.add_argument("--link", choices=("discrete", "certified"), default=None, help="edge checks (default discrete)")
+    r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
+                   help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
+                        "on (an error if it cannot), off")
+    r.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
+    r.set_defaults(func=cmd_bench_robots)
+    b.set_defaults(func=None, _parser=b)
+
+    v = sub.add_parser("view", parents=[debug], help="show a scene (and a path) in pybullet, or render it to PNG/GIF",
+                       description="Show a scene in pybullet's window, or render it off-screen (--render) with "
+                                   "pybullet's software renderer (works without a display).")
+    v.add_argument("scene", metavar="SCENE", help="scene file (YAML/JSON) or the name of a shipped example")
+    v.add_argument("--path", metavar="PATH", help="a path to show: a result written by 'simdplan plan --out' "
+                                                  "(.json or .csv)")
+    v.add_argument("--spheres", action="store_true", help="overlay the robot's collision spheres")
+    v.add_argument("--render", metavar="OUT", help="render instead of opening a window: OUT.png (one frame: the "
+                                                   "path's start, or the scene's start) or OUT.gif (the path; planned "
+                                                   "here if --path is not given)")
+    v.add_argument("--size", default="640x480", metavar="WxH", help="image size for --render (default 640x480)")
+    v.set_defaults(func=cmd_view)
+
+    z = sub.add_parser("spherize", parents=[debug], help="replace a URDF's collision meshes by spheres",
+                       description="Cover each link's collision geometry (meshes, boxes, cylinders) with spheres, "
+                                   "conservatively (every mesh vertex and surface sample inside), and write a URDF "
+                                   "whose collisions are spheres (loadable by simdplan.Robot.from_urdf).")
+    z.add_argument("urdf", metavar="ROBOT.urdf", help="URDF with mesh or primitive collision geometry")
+    z.add_argument("-o", "--out", required=True, metavar="OUT.urdf", help="where to write the spherized URDF")
+    z.add_argument("--max-spheres-per-link", type=int, default=32, metavar="N",
+                   help="spheres per link at most (default 32); too few relax the tolerance")
+    z.add_argument("--tolerance", type=float, default=0.01, metavar="M",
+                   help="target protrusion beyond the mesh in metres (default 0.01)")
+    z.set_defaults(func=cmd_spherize)
+
+    i = sub.add_parser("info", parents=[debug], help="the SIMD level in use and the build (simdplan.info())")
+    i.add_argument("--json", action="store_true", help="print as JSON")
+    i.set_defaults(func=cmd_info)
+    ap.set_defaults(func=None, _parser=ap)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``simdplan`` command (and ``python -m simdplan``); returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error argparse already reported
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    args._argv = None if argv is None else list(argv)
+    if args.func is None:
+        args._parser.print_help(sys.stderr)
+        return 2
+    debug = getattr(args, "debug", False)
+    # only within the command: library callers keep Python's own warning format
+    with warnings.catch_warnings():
+        if not debug:
+            warnings.showwarning = _show_warning
+        return _run(args, debug)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr, like the command's other messages (no source line)."""
+    kind = "" if category is UserWarning else f" ({category.__name__})"
+    _err(f"warning{kind}: {_one_line(message)}")
+
+
+def _run(args, debug: bool) -> int:
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        if debug:
+            raise
+        _err(exc.message)
+        return exc.code
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:  # e.g. `simdplan bench mbm | head`
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

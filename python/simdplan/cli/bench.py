@@ -1,0 +1,184 @@
+"""``simdplan bench mbm`` and ``simdplan bench robots``: the flags, their checks, the progress bar,
+the printed report and the --json file. The harnesses are simdplan.bench.mbm and
+simdplan.bench.multi_robot."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+from simdplan.bench import mbm as bench_mbm
+from simdplan.bench.records import VERIFY_FACTOR, machine_info
+from simdplan.cli.inputs import _apply_overrides
+from simdplan.cli.output import UserError, _check_output, _err, _print_report, _Progress, _write_json
+
+
+def _parse_classes(text: str | None, available: list[str]) -> list[str] | None:
+    if text is None:
+        return None
+    wanted = [c.strip() for c in text.split(",") if c.strip()]
+    if not wanted:
+        raise UserError("--problems: give one or more classes separated by commas")
+    unknown = [c for c in wanted if c not in available]
+    if unknown:
+        raise UserError(f"--problems: unknown class {', '.join(unknown)}; classes: {', '.join(available)}")
+    return list(dict.fromkeys(wanted))
+
+
+def _load_mbm(args, classes):
+    from simdplan import robots
+
+    try:
+        robot = robots.load(args.robot)
+    except ValueError as exc:
+        raise UserError(f"--robot: {exc}") from exc
+    try:
+        problems = bench_mbm.load_problems(robot, args.problems_file, args.mode, classes, args.limit)
+    except OSError as exc:
+        raise UserError(f"{exc.filename or args.problems_file}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    return robot, problems
+
+
+def _argv(args) -> list[str]:
+    return sys.argv if args._argv is None else ["simdplan", *args._argv]
+
+
+def _flags(args) -> dict:
+    return {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
+
+
+def cmd_bench_mbm(args) -> int:
+    from simdplan.scenes import mbm
+
+    if args.limit is not None and args.limit < 1:
+        raise UserError(f"--limit must be >= 1, got {args.limit}")
+    if args.json:
+        _check_output("--json", args.json)
+    classes = _parse_classes(args.problems, list(mbm.classes()))
+    if args.pointcloud is not None and args.pointcloud < 1:
+        raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
+    if not args.filter >= 0:
+        raise UserError(f"--filter must be >= 0 metres, got {args.filter}")
+    if not (math.isfinite(args.point_radius) and args.point_radius >= 0):
+        raise UserError(f"--point-radius must be a finite number >= 0 metres, got {args.point_radius}")
+    overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
+                 "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
+    _apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
+    links = ["discrete", "certified"] if args.link == "both" else [args.link]
+    t_start = time.perf_counter()  # the time reported includes loading the problems
+    machine = machine_info()
+    robot, problems = _load_mbm(args, classes)
+    if not problems:
+        raise UserError("no problems selected")
+    order = list(dict.fromkeys(p.problem for p in problems))
+    try:
+        base, base_why = bench_mbm.vamp_for(args.vamp, robot, args.mode, args.planner)
+    except RuntimeError as exc:  # --vamp on, and it cannot run
+        raise UserError(str(exc)) from exc
+    cloud = (None if not args.pointcloud else
+             bench_mbm.PointCloudSetting(args.pointcloud, args.filter, args.point_radius))
+
+    def settings_for(scene, link):
+        return _apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
+
+    with _Progress(len(problems)) as progress:
+        done = bench_mbm.run(problems, settings_for, links, base, not args.no_simplify, cloud, progress.advance)
+    records = done.records
+    elapsed = time.perf_counter() - t_start
+
+    by_link = {}
+    for link in links:
+        by_link[link] = bench_mbm.summaries(records, order, link)
+        n_done = sum(r["link"] == link for r in records)
+        _print_report(bench_mbm.report(machine, robot, {**(done.settings or {}), "link": link}, by_link[link], order,
+                                       len(problems), n_done, elapsed, args.mode, cloud, records))
+    if len(links) > 1:
+        print(bench_mbm.link_comparison(by_link))
+    summary = by_link[links[0]] if len(links) == 1 else by_link
+    base_summary = None
+    if base is not None:
+        base_summary = bench_mbm.summaries(records, order, impl="vamp")
+        _print_report(bench_mbm.baseline_report(base.label, links[0], by_link[links[0]], base_summary, order, records))
+    else:
+        print(f"VAMP side by side: not run ({base_why})")
+
+    if args.json:
+        doc = {
+            "schema": "simdplan-bench-mbm/1",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "argv": _argv(args),
+            "args": _flags(args),
+            "robot": {"name": robot.name, "dof": robot.dof, "resolution": robot.resolution},
+            "settings": done.settings,
+            "verify_factor": VERIFY_FACTOR,
+            "machine": machine,
+            "baseline": None if base is None else {"label": base.label, "summary": base_summary},
+            "elapsed_s": elapsed,
+            "interrupted": done.interrupted,
+            "summary": summary,
+            "records": records,
+        }
+        _write_json(args.json, doc)
+    if done.interrupted:
+        _err(f"interrupted after {len(records)} of {len(problems)} problems (summary above covers those)")
+        return 130
+    return 0
+
+
+def cmd_bench_robots(args) -> int:
+    from simdplan.bench import multi_robot
+    from simdplan.bench import robots as bench_robots
+    from simdplan.scenes import FAMILIES
+
+    names = [n.strip() for n in args.robots.split(",") if n.strip()]
+    unknown = [n for n in names if n not in bench_robots.NAMES]
+    if unknown or not names:
+        raise UserError(f"--robots: unknown robot {', '.join(unknown) or '(none given)'}; robots: "
+                        f"{', '.join(bench_robots.NAMES)}")
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    bad = [f for f in families if f not in FAMILIES]
+    if bad or not families:
+        raise UserError(f"--families: unknown family {', '.join(bad) or '(none given)'}; families: {', '.join(FAMILIES)}")
+    if args.problems < 1:
+        raise UserError(f"--problems must be >= 1, got {args.problems}")
+    if args.json:
+        _check_output("--json", args.json)
+    overrides = {"time_limit": args.time_limit, "link": args.link}
+    _apply_overrides(None, overrides)
+    if "iiwa" in names:
+        try:
+            import pybullet_data  # noqa: F401
+        except ImportError:
+            _err('iiwa skipped: it comes from pybullet_data (pip install ".[viz]")')
+            names.remove("iiwa")
+    t0 = time.perf_counter()
+    total = len(names) * len(families) * args.problems
+    runs = []
+    interrupted = False
+    with _Progress(total) as progress:
+        try:
+            for name in names:
+                try:
+                    runs.extend(multi_robot.run([name], families, args.problems, args.seed, overrides, args.vamp,
+                                                progress.advance))
+                except RuntimeError as exc:  # --vamp on without VAMP
+                    raise UserError(str(exc)) from exc
+        except KeyboardInterrupt:
+            interrupted = True
+    summaries = [multi_robot.summary(r) for r in runs]
+    machine = machine_info()
+    _print_report(multi_robot.report(summaries, families, args.problems, args.seed, machine))
+    elapsed = time.perf_counter() - t0
+    if args.json:
+        doc = {"schema": "simdplan-bench-robots/1", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "argv": _argv(args), "args": _flags(args),
+               "machine": machine, "elapsed_s": elapsed, "interrupted": interrupted, "summary": summaries,
+               "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records} for r in runs}}
+        _write_json(args.json, doc)
+    if interrupted:
+        _err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
+        return 130
+    return 0

@@ -1,0 +1,76 @@
+"""The user's inputs every command shares: SCENE (a file or a shipped example) and planner
+settings given as flags over the scene's own."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from simdplan.cli.output import UserError
+
+
+def _settings_fields(settings) -> dict:
+    if settings is None:
+        from simdplan.planner.settings import PlannerSettings
+
+        settings = PlannerSettings()
+    if dataclasses.is_dataclass(settings):
+        return dataclasses.asdict(settings)
+    return dict(settings)
+
+
+def _apply_overrides(settings, overrides: dict):
+    """The scene's settings with the flags given (None = not given); validated, or UserError."""
+    from simdplan.planner.settings import PlannerSettings
+
+    fields = _settings_fields(settings)
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    known = {f.name for f in dataclasses.fields(PlannerSettings)}
+    try:
+        s = PlannerSettings(**{k: v for k, v in fields.items() if k in known})
+        checked = s.validated()
+    except ValueError as exc:
+        raise UserError(f"invalid planner settings: {exc}") from exc
+    return s, checked
+
+
+def resolve_scene(arg: str) -> str:
+    """The scene file SCENE names: an existing file, else a shipped example (by name or file name)."""
+    from simdplan import scenes
+
+    if os.path.isfile(arg):
+        return arg
+    if os.path.isdir(arg):
+        raise UserError(f"{arg}: is a directory, not a scene file")
+    looks_like_path = os.path.sep in arg or (os.path.altsep and os.path.altsep in arg)
+    if not looks_like_path:
+        try:
+            return scenes.example(arg)
+        except ValueError:
+            pass
+    if looks_like_path or os.path.splitext(arg)[1]:
+        raise UserError(f"{arg}: no such file")
+    names = ", ".join(scenes.examples()) or "none"
+    raise UserError(f"{arg}: no such file or shipped example scene (examples: {names})")
+
+
+def load_scene(path: str):
+    """simdplan.scenes.load(path), with user errors as UserError."""
+    from simdplan import scenes
+
+    try:
+        return scenes.load(path)
+    except OSError as exc:
+        what = exc.strerror or str(exc)
+        raise UserError(f"{exc.filename or path}: {what}") from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        # ValueError: the loader's validation (names the file and key); KeyError/TypeError: a
+        # malformed document the loader did not catch itself.
+        msg = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
+        if isinstance(exc, TypeError):
+            msg = f"malformed scene ({exc})"
+        raise UserError(msg if path in msg or os.path.basename(path) in msg else f"{path}: {msg}") from exc
+    except Exception as exc:  # a parser's own error class (e.g. yaml.YAMLError) is a user error too
+        if type(exc).__module__.split(".")[0] in ("yaml", "json"):
+            raise UserError(f"{path}: cannot parse: {exc}") from exc
+        raise
