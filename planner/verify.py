@@ -61,9 +61,10 @@ import time
 
 import numpy as np
 
+from simdplan.collision.environment import Environment
 from simdplan.planner.verify_geometry import (  # noqa: F401  (also reached through this module)
-    BUILTIN_MESH_URDFS, _coal, _cross_check, _Geom, _has_collision_geometry, _Kinematics, _mesh_model, _obstacles,
-    _point_distance, _transform, mesh_urdf_for)
+    BUILTIN_MESH_URDFS, import_coal, cross_check, Geom, has_collision_geometry, Kinematics, mesh_model, coal_obstacles,
+    point_distance, coal_transform, mesh_urdf_for)
 
 DEFAULT_STEP = 0.01  # rad (or m): joint-space step between samples of an edge
 CONTACT_TOLERANCE = 1e-6  # m: penetrations shallower than this count as touching
@@ -228,7 +229,7 @@ def verify_path(robot, path, env=None, resolution: float | None = None, *, paddi
     if geometry not in ("hull", "mesh"):
         raise ValueError(f'geometry must be "hull" or "mesh", got {geometry!r}')
     mesh_mode = geometry == "mesh"
-    coal = _coal()
+    coal = import_coal()
     if mesh_urdf is None:
         mesh_urdf = mesh_urdf_for(robot)
         if mesh_urdf is None:
@@ -240,13 +241,13 @@ def verify_path(robot, path, env=None, resolution: float | None = None, *, paddi
     mesh_urdf = os.path.abspath(os.fspath(mesh_urdf))
     if not os.path.isfile(mesh_urdf):
         raise FileNotFoundError(f"mesh URDF not found: {mesh_urdf}")
-    if env is not None and not hasattr(env, "_obstacles"):
+    if env is not None and not isinstance(env, Environment):
         raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
-    desc, link_geoms = _mesh_model(mesh_urdf)
-    kin = _Kinematics(desc, robot)
-    _cross_check(kin, robot, mesh_urdf)
+    desc, link_geoms = mesh_model(mesh_urdf)
+    kin = Kinematics(desc, robot)
+    cross_check(kin, robot, mesh_urdf)
 
-    geoms: list[_Geom] = []
+    geoms: list[Geom] = []
     for link in [desc.root] + [s[1] for s in kin.steps]:
         if link in link_geoms:
             geoms.extend(link_geoms[link])
@@ -254,7 +255,7 @@ def verify_path(robot, path, env=None, resolution: float | None = None, *, paddi
             for c in robot.description.links[link].spheres:
                 o = np.eye(4)
                 o[:3, 3] = c[:3]
-                geoms.append(_Geom(link, "sphere", o, {"radius": float(c[3])}, np.zeros(3), float(c[3]),
+                geoms.append(Geom(link, "sphere", o, {"radius": float(c[3])}, np.zeros(3), float(c[3]),
                                    coal.Sphere(float(c[3]))))
     if not geoms:
         raise ValueError(f"{mesh_urdf}: no link has collision geometry")
@@ -263,7 +264,7 @@ def verify_path(robot, path, env=None, resolution: float | None = None, *, paddi
     g_centre = np.stack([g.origin[:3, :3] @ g.centre + g.origin[:3, 3] for g in geoms])  # link frame
     g_radius = np.array([g.radius for g in geoms])
 
-    statics, clouds = _obstacles(coal, env)
+    statics, clouds = coal_obstacles(coal, env)
     bounded = [i for i, s in enumerate(statics) if s.lo is not None]
     planes = [i for i, s in enumerate(statics) if s.lo is None]
     lo = np.array([statics[i].lo for i in bounded]).reshape(-1, 3)
@@ -321,7 +322,7 @@ def verify_path(robot, path, env=None, resolution: float | None = None, *, paddi
 
             def tf(g):
                 if g not in tf_cache:
-                    tf_cache[g] = _transform(coal, W[s, g])
+                    tf_cache[g] = coal_transform(coal, W[s, g])
                 return tf_cache[g]
 
             hits = []  # (geometry, obstacle or None, other geometry or None, depth, mesh_confirmed)
@@ -345,7 +346,7 @@ def verify_path(robot, path, env=None, resolution: float | None = None, *, paddi
                 if not idx:
                     continue
                 local = (pts[idx] - W[s, g, :3, 3]) @ W[s, g, :3, :3]
-                m = float(_point_distance(geoms[g], local, need).min())
+                m = float(point_distance(geoms[g], local, need).min())
                 if m < need - CONTACT_TOLERANCE:
                     hits.append((g, ob, None, need - m, None))
             for p in np.flatnonzero(cand_s[s]):

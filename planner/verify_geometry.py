@@ -26,7 +26,7 @@ BUILTIN_MESH_URDFS = {
 _INSTALL_HINT = "verify_path needs the coal collision library: pip install simdplan[verify] (or pip install coal)"
 
 
-def _coal():
+def import_coal():
     try:
         import coal  # noqa: PLC0415
     except ImportError as exc:
@@ -37,7 +37,7 @@ def _coal():
 
 # ----------------------------------------------------------------------------- link geometry
 @dataclasses.dataclass
-class _Geom:
+class Geom:
     """One collision element of a link, in the link frame."""
 
     link: str
@@ -78,25 +78,25 @@ def _bounding_sphere(points: np.ndarray) -> tuple[np.ndarray, float]:
     return centre, float(np.linalg.norm(points - centre, axis=1).max())
 
 
-def _link_geometry(desc) -> dict[str, list[_Geom]]:
+def _link_geometry(desc) -> dict[str, list[Geom]]:
     """Every link's collision elements, from the URDF as simdplan.robots.description read it: its
     spheres and primitives as they are, its meshes as convex hulls (each file and scale once)."""
     from simdplan.collision.mesh import load_trimesh  # noqa: PLC0415
 
-    out: dict[str, list[_Geom]] = {}
+    out: dict[str, list[Geom]] = {}
     loaded: dict = {}  # (mesh file, scale) -> hull and triangles, shared by links using the same file
     for name, link in desc.links.items():
         geoms = []
         for x, y, z, r in link.spheres:
             origin = np.eye(4)
             origin[:3, 3] = (x, y, z)
-            geoms.append(_Geom(name, "sphere", origin, {"radius": float(r)}, np.zeros(3), float(r)))
+            geoms.append(Geom(name, "sphere", origin, {"radius": float(r)}, np.zeros(3), float(r)))
         for p in link.collision_primitives:
             if p.kind == "box":
                 bound = float(np.linalg.norm(p.params["half_extents"]))
             else:  # cylinder
                 bound = math.hypot(p.params["radius"], p.params["length"] / 2)
-            geoms.append(_Geom(name, p.kind, np.asarray(p.origin, dtype=float), dict(p.params), np.zeros(3), bound))
+            geoms.append(Geom(name, p.kind, np.asarray(p.origin, dtype=float), dict(p.params), np.zeros(3), bound))
         for i, m in enumerate(link.collision_meshes):
             what = f"{desc.urdf_path}: link {name!r} collision mesh {i}"
             if not os.path.isfile(m.path):
@@ -112,7 +112,7 @@ def _link_geometry(desc) -> dict[str, list[_Geom]]:
                 loaded[key] = params
             params = loaded[key]
             centre, radius = _bounding_sphere(params["vertices"])
-            geoms.append(_Geom(name, "convex", np.asarray(m.origin, dtype=float), params, centre, radius))
+            geoms.append(Geom(name, "convex", np.asarray(m.origin, dtype=float), params, centre, radius))
         if geoms:
             out[name] = geoms
     return out
@@ -150,15 +150,15 @@ def _bvh(coal, vertices: np.ndarray, faces: np.ndarray):
 _GEOMETRY_CACHE: dict = {}
 
 
-def _mesh_model(urdf_path: str):
-    """(RobotDescription, {link: [_Geom]}) of a mesh URDF, cached by path, size and mtime."""
+def mesh_model(urdf_path: str):
+    """(RobotDescription, {link: [Geom]}) of a mesh URDF, cached by path, size and mtime."""
     from simdplan.robots.description import read_urdf  # noqa: PLC0415
 
     st = os.stat(urdf_path)
     key = (urdf_path, st.st_size, st.st_mtime_ns)
     hit = _GEOMETRY_CACHE.get(key)
     if hit is None:
-        coal = _coal()
+        coal = import_coal()
         desc = read_urdf(urdf_path)
         geoms = _link_geometry(desc)
         shapes: dict[int, object] = {}
@@ -173,7 +173,7 @@ def _mesh_model(urdf_path: str):
     return hit
 
 
-def _has_collision_geometry(urdf_path: str) -> bool:
+def has_collision_geometry(urdf_path: str) -> bool:
     """True if the URDF has collision geometry other than spheres (meshes or primitives)."""
     from simdplan.robots.description import read_urdf  # noqa: PLC0415
 
@@ -201,7 +201,7 @@ def mesh_urdf_for(robot) -> str | None:
             spherized, _srdf = _robots.builtin_paths(name)
             if os.path.exists(own) and os.path.exists(spherized) and os.path.samefile(own, spherized):
                 return os.path.join(_robots.DATA_DIR, mesh)
-        if os.path.isfile(own) and _has_collision_geometry(own):
+        if os.path.isfile(own) and has_collision_geometry(own):
             return own
     return None
 
@@ -217,7 +217,7 @@ def _rotations(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
     return out
 
 
-class _Kinematics:
+class Kinematics:
     """Float64 forward kinematics of the mesh URDF's joints, driven by the robot's configuration."""
 
     def __init__(self, desc, robot) -> None:
@@ -306,11 +306,11 @@ class _Static:
     hi: np.ndarray | None
 
 
-def _transform(coal, M: np.ndarray):
+def coal_transform(coal, M: np.ndarray):
     return coal.Transform3s(np.ascontiguousarray(M[:3, :3]), np.ascontiguousarray(M[:3, 3]))
 
 
-def _obstacles(coal, env):
+def coal_obstacles(coal, env):
     """(coal obstacles, point clouds) built from the environment's parameters."""
     statics, clouds = [], []
     if env is None:
@@ -353,7 +353,7 @@ def _obstacles(coal, env):
 
 
 # ----------------------------------------------------------------------------- point clouds
-def _point_distance(g: _Geom, local: np.ndarray, need: float) -> np.ndarray:
+def point_distance(g: Geom, local: np.ndarray, need: float) -> np.ndarray:
     """Signed distance (m,) of points given in the element frame to the element; values are exact
     where they are below ``need`` (elsewhere only known to be >= need)."""
     if g.kind == "sphere":
@@ -383,7 +383,7 @@ def _point_distance(g: _Geom, local: np.ndarray, need: float) -> np.ndarray:
     return sd
 
 
-def _cross_check(kin: _Kinematics, robot, mesh_urdf: str) -> None:
+def cross_check(kin: Kinematics, robot, mesh_urdf: str) -> None:
     """The mesh URDF's kinematics must place the robot's links where the robot does."""
     lo, hi = robot.lower, robot.upper
     q = np.where(np.isfinite(lo) & np.isfinite(hi), 0.37 * lo + 0.63 * hi, 0.3)

@@ -572,6 +572,11 @@ class Robot:
         return env.compiled((lo + padding, hi + padding), distances)
 
     @property
+    def continuous(self) -> np.ndarray:
+        """(dof,) bool: which joints are continuous (their values wrap to [-pi, pi] in planning)."""
+        return self._wrap_mask.copy()
+
+    @property
     def core(self):
         """The C++ robot model (``simdplan._core.RobotModel``) behind every check: for adapters that
         call the core directly with ``compiled_env``. Immutable, like the Robot."""

@@ -125,8 +125,8 @@ def test_check_and_geometry_loading_are_separate_modules():
     simdplan.planner.verify stay there."""
     from simdplan.planner import verify_geometry
 
-    for name in ("BUILTIN_MESH_URDFS", "mesh_urdf_for", "_coal", "_has_collision_geometry", "_mesh_model",
-                 "_point_distance"):
+    for name in ("BUILTIN_MESH_URDFS", "mesh_urdf_for", "import_coal", "has_collision_geometry", "mesh_model",
+                 "point_distance"):
         assert getattr(verify, name) is getattr(verify_geometry, name), name
     for name in ("verify_path", "PathVerification", "PathCollision", "DEFAULT_STEP", "CONTACT_TOLERANCE",
                  "MAX_COLLISIONS"):
@@ -257,7 +257,7 @@ def test_mesh_is_a_surface_convex_is_a_solid(panda):
     env.add_convex(np.asarray(cube.vertices), name="block")
     v = verify_path(panda, [READY], env, first_only=False)
     assert not v.valid
-    assert {c.link for c in v.collisions} == set(verify._mesh_model(PANDA_MESH_URDF)[1])
+    assert {c.link for c in v.collisions} == set(verify.mesh_model(PANDA_MESH_URDF)[1])
 
 
 def test_pointcloud_bare_points(panda, ref):
@@ -282,10 +282,10 @@ def test_pointcloud_bare_points(panda, ref):
 
 def test_point_distance_matches_coal(panda):
     """The NumPy point-to-hull signed distance against coal (sphere of radius 1e-9 vs the hull)."""
-    geom = verify._mesh_model(PANDA_MESH_URDF)[1]["panda_link5"][0]
+    geom = verify.mesh_model(PANDA_MESH_URDF)[1]["panda_link5"][0]
     rng = np.random.default_rng(3)
     pts = geom.centre + rng.normal(size=(300, 3)) * geom.radius * 0.7
-    sd = verify._point_distance(geom, pts, np.inf)
+    sd = verify.point_distance(geom, pts, np.inf)
     tiny = coal.Sphere(1e-9)
     for p, d in zip(pts, sd):
         ref_d = coal.distance(geom.coal, coal.Transform3s(), tiny, coal.Transform3s(np.eye(3), p),

@@ -38,7 +38,7 @@ import warnings
 
 from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
 from simdplan.cli.info import cmd_info
-from simdplan.cli.output import UserError, _err, _one_line
+from simdplan.cli.output import UserError, err, one_line
 from simdplan.cli.plan import cmd_plan
 from simdplan.cli.spherize import cmd_spherize
 from simdplan.cli.view import cmd_view
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "on (an error if it cannot), off")
     r.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     r.set_defaults(func=cmd_bench_robots)
-    b.set_defaults(func=None, _parser=b)
+    b.set_defaults(func=None, help_parser=b)
 
     v = sub.add_parser("view", parents=[debug], help="show a scene (and a path) in pybullet, or render it to PNG/GIF",
                        description="Show a scene in pybullet's window, or render it off-screen (--render) with "
@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", parents=[debug], help="the SIMD level in use and the build (simdplan.info())")
     i.add_argument("--json", action="store_true", help="print as JSON")
     i.set_defaults(func=cmd_info)
-    ap.set_defaults(func=None, _parser=ap)
+    ap.set_defaults(func=None, help_parser=ap)
     return ap
 
 
@@ -175,9 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error argparse already reported
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    args._argv = None if argv is None else list(argv)
+    args.command_argv = None if argv is None else list(argv)
     if args.func is None:
-        args._parser.print_help(sys.stderr)
+        args.help_parser.print_help(sys.stderr)
         return 2
     debug = getattr(args, "debug", False)
     # only within the command: library callers keep Python's own warning format
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A warning as one line on stderr, like the command's other messages (no source line)."""
     kind = "" if category is UserWarning else f" ({category.__name__})"
-    _err(f"warning{kind}: {_one_line(message)}")
+    err(f"warning{kind}: {one_line(message)}")
 
 
 def _run(args, debug: bool) -> int:
@@ -199,12 +199,12 @@ def _run(args, debug: bool) -> int:
     except UserError as exc:
         if debug:
             raise
-        _err(exc.message)
+        err(exc.message)
         return exc.code
     except KeyboardInterrupt:
         if debug:
             raise
-        _err("interrupted")
+        err("interrupted")
         return 130
     except BrokenPipeError:  # e.g. `simdplan bench mbm | head`
         try:

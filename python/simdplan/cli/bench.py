@@ -10,8 +10,8 @@ import time
 
 from simdplan.bench import mbm as bench_mbm
 from simdplan.bench.records import VERIFY_FACTOR, machine_info
-from simdplan.cli.inputs import _apply_overrides
-from simdplan.cli.output import UserError, _check_output, _err, _print_report, _Progress, _write_json
+from simdplan.cli.inputs import apply_overrides
+from simdplan.cli.output import UserError, check_output, err, print_report, Progress, write_json
 
 
 def _parse_classes(text: str | None, available: list[str]) -> list[str] | None:
@@ -43,11 +43,11 @@ def _load_mbm(args, classes):
 
 
 def _argv(args) -> list[str]:
-    return sys.argv if args._argv is None else ["simdplan", *args._argv]
+    return sys.argv if args.command_argv is None else ["simdplan", *args.command_argv]
 
 
 def _flags(args) -> dict:
-    return {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "func"}
+    return {k: v for k, v in vars(args).items() if k not in ("func", "help_parser", "command_argv")}
 
 
 def cmd_bench_mbm(args) -> int:
@@ -56,7 +56,7 @@ def cmd_bench_mbm(args) -> int:
     if args.limit is not None and args.limit < 1:
         raise UserError(f"--limit must be >= 1, got {args.limit}")
     if args.json:
-        _check_output("--json", args.json)
+        check_output("--json", args.json)
     classes = _parse_classes(args.problems, list(mbm.classes()))
     if args.pointcloud is not None and args.pointcloud < 1:
         raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
@@ -66,7 +66,7 @@ def cmd_bench_mbm(args) -> int:
         raise UserError(f"--point-radius must be a finite number >= 0 metres, got {args.point_radius}")
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
-    _apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
+    apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
     links = ["discrete", "certified"] if args.link == "both" else [args.link]
     t_start = time.perf_counter()  # the time reported includes loading the problems
     machine = machine_info()
@@ -82,9 +82,9 @@ def cmd_bench_mbm(args) -> int:
              bench_mbm.PointCloudSetting(args.pointcloud, args.filter, args.point_radius))
 
     def settings_for(scene, link):
-        return _apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
+        return apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
 
-    with _Progress(len(problems)) as progress:
+    with Progress(len(problems)) as progress:
         done = bench_mbm.run(problems, settings_for, links, base, not args.no_simplify, cloud, progress.advance)
     records = done.records
     elapsed = time.perf_counter() - t_start
@@ -93,7 +93,7 @@ def cmd_bench_mbm(args) -> int:
     for link in links:
         by_link[link] = bench_mbm.summaries(records, order, link)
         n_done = sum(r["link"] == link for r in records)
-        _print_report(bench_mbm.report(machine, robot, {**(done.settings or {}), "link": link}, by_link[link], order,
+        print_report(bench_mbm.report(machine, robot, {**(done.settings or {}), "link": link}, by_link[link], order,
                                        len(problems), n_done, elapsed, args.mode, cloud, records))
     if len(links) > 1:
         print(bench_mbm.link_comparison(by_link))
@@ -101,7 +101,7 @@ def cmd_bench_mbm(args) -> int:
     base_summary = None
     if base is not None:
         base_summary = bench_mbm.summaries(records, order, impl="vamp")
-        _print_report(bench_mbm.baseline_report(base.label, links[0], by_link[links[0]], base_summary, order, records))
+        print_report(bench_mbm.baseline_report(base.label, links[0], by_link[links[0]], base_summary, order, records))
     else:
         print(f"VAMP side by side: not run ({base_why})")
 
@@ -121,9 +121,9 @@ def cmd_bench_mbm(args) -> int:
             "summary": summary,
             "records": records,
         }
-        _write_json(args.json, doc)
+        write_json(args.json, doc)
     if done.interrupted:
-        _err(f"interrupted after {len(records)} of {len(problems)} problems (summary above covers those)")
+        err(f"interrupted after {len(records)} of {len(problems)} problems (summary above covers those)")
         return 130
     return 0
 
@@ -145,20 +145,20 @@ def cmd_bench_robots(args) -> int:
     if args.problems < 1:
         raise UserError(f"--problems must be >= 1, got {args.problems}")
     if args.json:
-        _check_output("--json", args.json)
+        check_output("--json", args.json)
     overrides = {"time_limit": args.time_limit, "link": args.link}
-    _apply_overrides(None, overrides)
+    apply_overrides(None, overrides)
     if "iiwa" in names:
         try:
             import pybullet_data  # noqa: F401
         except ImportError:
-            _err('iiwa skipped: it comes from pybullet_data (pip install ".[viz]")')
+            err('iiwa skipped: it comes from pybullet_data (pip install ".[viz]")')
             names.remove("iiwa")
     t0 = time.perf_counter()
     total = len(names) * len(families) * args.problems
     runs = []
     interrupted = False
-    with _Progress(total) as progress:
+    with Progress(total) as progress:
         try:
             for name in names:
                 try:
@@ -170,15 +170,15 @@ def cmd_bench_robots(args) -> int:
             interrupted = True
     summaries = [multi_robot.summary(r) for r in runs]
     machine = machine_info()
-    _print_report(multi_robot.report(summaries, families, args.problems, args.seed, machine))
+    print_report(multi_robot.report(summaries, families, args.problems, args.seed, machine))
     elapsed = time.perf_counter() - t0
     if args.json:
         doc = {"schema": "simdplan-bench-robots/1", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "argv": _argv(args), "args": _flags(args),
                "machine": machine, "elapsed_s": elapsed, "interrupted": interrupted, "summary": summaries,
                "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records} for r in runs}}
-        _write_json(args.json, doc)
+        write_json(args.json, doc)
     if interrupted:
-        _err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
+        err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
         return 130
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from simdplan.cli.output import _print_summary
+from simdplan.cli.output import print_summary
 
 
 def cmd_info(args) -> int:
@@ -16,5 +16,5 @@ def cmd_info(args) -> int:
         print(json.dumps({**info, "cpu_model": cpu_model()}, indent=1))
         return 0
     rows = [(k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in info.items()]
-    _print_summary("simdplan.info()", rows)
+    print_summary("simdplan.info()", rows)
     return 0

@@ -19,7 +19,7 @@ def _settings_fields(settings) -> dict:
     return dict(settings)
 
 
-def _apply_overrides(settings, overrides: dict):
+def apply_overrides(settings, overrides: dict):
     """The scene's settings with the flags given (None = not given); validated, or UserError."""
     from simdplan.planner.settings import PlannerSettings
 

@@ -11,10 +11,6 @@ import sys
 
 import numpy as np
 
-from simdplan._format import fmt_num as _fmt_num  # noqa: F401  (the commands' number formats)
-from simdplan._format import fmt_time_ns as _fmt_time_ns  # noqa: F401
-from simdplan._format import fmt_us as _fmt_us  # noqa: F401
-from simdplan._format import seconds as _seconds  # noqa: F401
 
 
 class UserError(Exception):
@@ -22,16 +18,16 @@ class UserError(Exception):
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
-        self.message = _one_line(message)
+        self.message = one_line(message)
         self.code = code
 
 
-def _one_line(text) -> str:
+def one_line(text) -> str:
     parts = [p.strip() for p in str(text).splitlines() if p.strip()]
     return "; ".join(parts) if parts else str(text)
 
 
-def _err(message: str) -> None:
+def err(message: str) -> None:
     print(f"simdplan: {message}", file=sys.stderr, flush=True)
 
 
@@ -76,7 +72,7 @@ def _jsonable(v):
 
 
 # ----------------------------------------------------------------------------- files a command writes
-def _check_output(flag: str, out: str, extensions: tuple[str, ...] = ()) -> None:
+def check_output(flag: str, out: str, extensions: tuple[str, ...] = ()) -> None:
     """A file a command will write, checked before any work: one of ``extensions`` (if given), in a
     folder that exists, and not a folder itself."""
     if extensions and os.path.splitext(out)[1].lower() not in extensions:
@@ -88,7 +84,7 @@ def _check_output(flag: str, out: str, extensions: tuple[str, ...] = ()) -> None
         raise UserError(f"{flag} {out}: is a directory")
 
 
-def _write_json(path: str, doc: dict) -> None:
+def write_json(path: str, doc: dict) -> None:
     """A benchmark's --json file (records and summary), or a UserError naming the path."""
     try:
         with open(path, "w") as f:
@@ -99,7 +95,7 @@ def _write_json(path: str, doc: dict) -> None:
 
 
 # ----------------------------------------------------------------------------- summaries and tables
-def _print_summary(title: str, rows: list[tuple[str, str]]) -> None:
+def print_summary(title: str, rows: list[tuple[str, str]]) -> None:
     if _use_rich():
         from rich.console import Console
         from rich.markup import escape
@@ -123,7 +119,7 @@ def _print_summary(title: str, rows: list[tuple[str, str]]) -> None:
         sys.stdout.flush()
 
 
-def _print_table(title: str, header: list[tuple[str, str]], rows: list[list[str]], sections: set[int]) -> None:
+def print_table(title: str, header: list[tuple[str, str]], rows: list[list[str]], sections: set[int]) -> None:
     """rows[i] for i in sections start a new section (a rule above them). header: (name, justify); a
     newline splits a name over lines in the rich table."""
     if _use_rich():
@@ -159,17 +155,17 @@ def _print_table(title: str, header: list[tuple[str, str]], rows: list[list[str]
     sys.stdout.flush()
 
 
-def _print_report(blocks) -> None:
+def print_report(blocks) -> None:
     """A benchmark report (simdplan.bench): its tables printed as tables, its notes as lines."""
     for block in blocks:
         if isinstance(block, str):
             print(block)
         else:
-            _print_table(block.title, block.header, block.rows, block.sections)
+            print_table(block.title, block.header, block.rows, block.sections)
     sys.stdout.flush()
 
 
-class _Progress:
+class Progress:
     """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
 
     def __init__(self, total: int):

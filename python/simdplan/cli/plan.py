@@ -9,14 +9,15 @@ import time
 import numpy as np
 
 from simdplan.bench.records import VERIFY_FACTOR, call_plan, planned_ends, resolution_of
-from simdplan.cli.inputs import _apply_overrides, load_scene, resolve_scene
-from simdplan.cli.output import UserError, _check_output, _err, _fmt_num, _fmt_time_ns, _print_summary, _seconds
+from simdplan.cli.inputs import apply_overrides, load_scene, resolve_scene
+from simdplan._format import fmt_num, fmt_time_ns, seconds
+from simdplan.cli.output import UserError, check_output, err, print_summary
 from simdplan.path_check import check_path
 
 
 def _check_out(out: str | None) -> None:
     if out is not None:
-        _check_output("--out", out, (".json", ".csv"))
+        check_output("--out", out, (".json", ".csv"))
 
 
 def cmd_plan(args) -> int:
@@ -26,7 +27,7 @@ def cmd_plan(args) -> int:
     _check_out(args.out)
     scene = load_scene(path)
     mesh_urdf = _mesh_check_setup(scene) if getattr(args, "verify_meshes", False) else None
-    settings, checked = _apply_overrides(getattr(scene, "settings", None), {
+    settings, checked = apply_overrides(getattr(scene, "settings", None), {
         "planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
         "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None,
         "link": "certified" if args.certified else None})
@@ -55,7 +56,7 @@ def cmd_plan(args) -> int:
     name = getattr(scene, "name", None) or os.path.splitext(os.path.basename(path))[0]
     # OMPL planners stop on time only and count no iterations; they report OMPL's status instead
     ompl = checked.planner.startswith("ompl:")
-    budget = (f"time limit {_seconds(checked.time_limit) if checked.time_limit else 'none'}"
+    budget = (f"time limit {seconds(checked.time_limit) if checked.time_limit else 'none'}"
               + ("" if ompl else f", max {checked.max_iterations:,} iterations"))
     rows = [
         ("scene", f"{name} ({path})"),
@@ -63,17 +64,17 @@ def cmd_plan(args) -> int:
         ("planner", f"{checked.planner}, seed {checked.seed}, {budget}, "
                     f"simplify {'on' if checked.simplify else 'off'}, {checked.link} Link"),
         ("success", "yes" if result.success else "no"),
-        ("planning time", f"{_fmt_time_ns(stats.get('planning_time_ns'))} "
+        ("planning time", f"{fmt_time_ns(stats.get('planning_time_ns'))} "
                           + (f"(OMPL status: {stats.get('ompl_status', '-')})" if ompl else
-                             f"({_fmt_num(stats.get('iterations'))} iterations)")),
+                             f"({fmt_num(stats.get('iterations'))} iterations)")),
         ("simplification time", "off" if not checked.simplify else
-         _fmt_time_ns(stats.get("simplify_time_ns")) if result.success else "-"),
-        ("wall time of the call", _fmt_time_ns(wall * 1e9)),
-        ("collision checks", _fmt_num(stats.get("collision_checks"))),
+         fmt_time_ns(stats.get("simplify_time_ns")) if result.success else "-"),
+        ("wall time of the call", fmt_time_ns(wall * 1e9)),
+        ("collision checks", fmt_num(stats.get("collision_checks"))),
     ]
     if ompl:
-        rows.append(("OMPL checks", f"{_fmt_num(stats.get('state_checks'))} states, "
-                                    f"{_fmt_num(stats.get('motion_checks'))} motions"))
+        rows.append(("OMPL checks", f"{fmt_num(stats.get('state_checks'))} states, "
+                                    f"{fmt_num(stats.get('motion_checks'))} motions"))
     if stats.get("limit_clamped"):
         rows.append(("joint limits", result.message))
     if result.success and stats.get("stopped") == "time_limit":
@@ -85,8 +86,8 @@ def cmd_plan(args) -> int:
         rows.append(("interpolation", refused[0]))
     if result.success:
         rows += [
-            ("path length", f"{_fmt_num(stats.get('initial_cost'), 3)} before simplification, "
-                            f"{_fmt_num(stats.get('final_cost', result.cost), 3)} after (joint-space)"),
+            ("path length", f"{fmt_num(stats.get('initial_cost'), 3)} before simplification, "
+                            f"{fmt_num(stats.get('final_cost', result.cost), 3)} after (joint-space)"),
             ("waypoints", str(len(result.path))),
             ("verified", (f"yes (every edge at {VERIFY_FACTOR * res:g} samples/unit, {VERIFY_FACTOR}x the planning "
                           f"resolution{', and certified again' if checked.link == 'certified' else ''})"
@@ -103,28 +104,28 @@ def cmd_plan(args) -> int:
         except (OSError, ValueError) as exc:
             raise UserError(f"--out {args.out}: {getattr(exc, 'strerror', None) or exc}") from exc
         rows.append(("written", args.out))
-    _print_summary("simdplan plan", rows)
+    print_summary("simdplan plan", rows)
 
     if verified is not None and not verified.ok:
-        _err(f"warning: the returned path failed the independent check: {verified.reason}")
+        err(f"warning: the returned path failed the independent check: {verified.reason}")
     if meshes is not None and not meshes.valid:
-        _err(f"the returned path collides with the robot's collision meshes: {meshes.first_collision}")
+        err(f"the returned path collides with the robot's collision meshes: {meshes.first_collision}")
         return 3
     if not result.success and ompl:
-        _err(f"no path found within {_seconds(checked.time_limit)} ({checked.planner}, seed {checked.seed}: "
+        err(f"no path found within {seconds(checked.time_limit)} ({checked.planner}, seed {checked.seed}: "
              f"OMPL status {stats.get('ompl_status', '-')})" + ("; nothing written" if args.out else ""))
         return 1
     if not result.success:
         limit = []
         if checked.time_limit:
-            limit.append(_seconds(checked.time_limit))
+            limit.append(seconds(checked.time_limit))
         limit.append(f"{checked.max_iterations:,} iterations")
         iters = int(stats.get("iterations", 0))
         hit = ("the iteration limit" if iters >= checked.max_iterations else
                "the time limit" if checked.time_limit else "the planner's end")
         message = getattr(result, "message", "") or ""
         detail = f"; {message}" if message and not message.startswith("no path found") else ""
-        _err(f"no path found within {' / '.join(limit)} ({checked.planner}, seed {checked.seed}: stopped at {hit} "
+        err(f"no path found within {' / '.join(limit)} ({checked.planner}, seed {checked.seed}: stopped at {hit} "
              f"after {iters:,} iterations{detail})" + ("; nothing written" if args.out else ""))
         return 1
     return 0
@@ -136,7 +137,7 @@ def _mesh_check_setup(scene) -> str:
     from simdplan.planner import verify  # noqa: PLC0415
 
     try:
-        verify._coal()
+        verify.import_coal()
     except ImportError as exc:
         raise UserError(f"--verify-meshes: {exc}") from exc
     spec = getattr(scene, "robot_spec", None)
@@ -146,7 +147,7 @@ def _mesh_check_setup(scene) -> str:
         base = os.path.dirname(scene.path) if getattr(scene, "path", None) else os.getcwd()
         candidates.append(urdf if os.path.isabs(urdf) else os.path.normpath(os.path.join(base, urdf)))
     for urdf in candidates:
-        if os.path.isfile(urdf) and verify._has_collision_geometry(urdf):
+        if os.path.isfile(urdf) and verify.has_collision_geometry(urdf):
             return urdf
     found = verify.mesh_urdf_for(scene.robot)
     if found is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 
-from simdplan.cli.output import UserError, _check_output, _print_table
+from simdplan.cli.output import UserError, check_output, print_table
 
 
 def cmd_spherize(args) -> int:
@@ -19,7 +19,7 @@ def cmd_spherize(args) -> int:
         raise UserError(f"--max-spheres-per-link must be >= 1, got {args.max_spheres_per_link}")
     if not (math.isfinite(args.tolerance) and args.tolerance > 0):
         raise UserError(f"--tolerance must be > 0 (metres), got {args.tolerance}")
-    _check_output("-o", out)
+    check_output("-o", out)
     if os.path.exists(out) and os.path.samefile(src, out):
         raise UserError(f"-o {out}: is the input URDF; write the spherized copy elsewhere")
     from simdplan.robots.spherize import spherize_urdf  # lazy: trimesh is slow to import
@@ -36,7 +36,7 @@ def cmd_spherize(args) -> int:
              "-" if r["volume_overhead"] is None else f"{r['volume_overhead']:.2f}x", f"{r['coverage']:.3f}",
              r["proxy"].replace("convex_hull", "hull (open mesh)"), f"{r['seconds']:.2f}"]
             for name, r in reports.items()]
-    _print_table(f"{out}: collision spheres for {len(rows)} links (tolerance {args.tolerance * 1000:g} mm, "
+    print_table(f"{out}: collision spheres for {len(rows)} links (tolerance {args.tolerance * 1000:g} mm, "
                  f"at most {args.max_spheres_per_link} spheres per link)", header, rows, set())
     total = sum(r["n_spheres"] for r in reports.values())
     print(f"{total} spheres. Protrusion: measured on the sphere surfaces, and its certified bound; volume "

@@ -10,8 +10,8 @@ import time
 import numpy as np
 
 from simdplan.bench.records import call_plan
-from simdplan.cli.inputs import _apply_overrides, load_scene, resolve_scene
-from simdplan.cli.output import UserError, _check_output
+from simdplan.cli.inputs import apply_overrides, load_scene, resolve_scene
+from simdplan.cli.output import UserError, check_output
 
 
 def read_path(path: str, robot) -> np.ndarray:
@@ -43,10 +43,10 @@ def read_path(path: str, robot) -> np.ndarray:
 def cmd_view(args) -> int:
     try:
         from simdplan.viz import PyBulletViewer, save_image
-        from simdplan.viz.pybullet_viewer import _pybullet, _quiet
+        from simdplan.viz.pybullet_viewer import import_pybullet, quiet
 
-        with _quiet():  # pybullet prints a banner on import
-            _pybullet()
+        with quiet():  # pybullet prints a banner on import
+            import_pybullet()
     except ImportError as exc:
         raise UserError(str(exc)) from exc
     path_arg = resolve_scene(args.scene)
@@ -60,9 +60,9 @@ def cmd_view(args) -> int:
     path = read_path(args.path, scene.robot) if args.path else None
     out = args.render
     if out is not None:
-        _check_output("--render", out, (".png", ".gif"))
+        check_output("--render", out, (".png", ".gif"))
         if out.lower().endswith(".gif") and path is None:
-            result = call_plan(scene, _apply_overrides(getattr(scene, "settings", None), {})[0])
+            result = call_plan(scene, apply_overrides(getattr(scene, "settings", None), {})[0])
             if not result.success:
                 raise UserError(f"{path_arg}: no path to animate (planning failed: {result.message})")
             path = result.path

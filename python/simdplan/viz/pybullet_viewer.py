@@ -32,7 +32,7 @@ from simdplan.transforms import matrix_to_quat
 
 
 @contextlib.contextmanager
-def _quiet():
+def quiet():
     """Silences pybullet's C++ console output (mesh importer warnings about missing textures, the
     build banner) by pointing file descriptors 1 and 2 at /dev/null for the duration."""
     sys.stdout.flush()
@@ -50,7 +50,7 @@ def _quiet():
             os.close(fd)
 
 
-def _pybullet():
+def import_pybullet():
     try:
         import pybullet  # noqa: PLC0415 (optional dependency)
     except ImportError as exc:
@@ -142,13 +142,13 @@ class PyBulletViewer:
     """
 
     def __init__(self, robot, env=None, gui: bool = False, spheres: bool = False, max_cloud_points: int = 3000) -> None:
-        with _quiet():
-            p = _pybullet()
+        with quiet():
+            p = import_pybullet()
         self._p = p
         self.robot, self.env = robot, env
         self.gui = bool(gui)
         self._cid = None
-        with _quiet():
+        with quiet():
             self._cid = p.connect(p.GUI if self.gui else p.DIRECT)
         if self._cid < 0:
             raise RuntimeError("pybullet could not connect (a GUI needs a display; use gui=False to render)")
@@ -158,7 +158,7 @@ class PyBulletViewer:
         if urdf is None or not os.path.exists(urdf):
             raise ValueError("the viewer loads the robot's URDF file; this robot was not loaded from one")
         pose = np.asarray(robot.base_pose, dtype=float)
-        with _quiet():
+        with quiet():
             self._body = p.loadURDF(urdf, basePosition=pose[:3, 3].tolist(), baseOrientation=matrix_to_quat(pose[:3, :3]).tolist(),
                                     useFixedBase=True, flags=p.URDF_USE_MATERIAL_COLORS_FROM_MTL,
                                     physicsClientId=self._cid)
