@@ -5,9 +5,6 @@
 #include <stdexcept>
 
 #include "dispatch.hh"
-#include "simdplan/planner/checker.hh"
-#include "simdplan/planner/rrt.hh"
-#include "simdplan/planner/rrtc.hh"
 
 namespace simdplan {
 namespace {
@@ -73,17 +70,36 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
   if (!(s.min_step > 0) || !std::isfinite(s.min_step)) throw std::invalid_argument("min_step must be positive and finite");
 }
 
+// The first of start and goals that is not valid (outside the limits or in collision), or -1; the
+// same check as Robot.is_valid_many, so Python's explanation (why_invalid) agrees with it.
+int32_t first_invalid(const RobotModel& robot, const Environment& env, const double* start, const double* goals,
+                      int32_t n_goals, float padding) {
+  const int32_t dof = robot.dof();
+  std::vector<double> rows(start, start + dof);
+  rows.insert(rows.end(), goals, goals + size_t(n_goals) * dof);
+  const Strided q{rows.data(), 1 + int64_t(n_goals), dof, dof, 1};
+  std::vector<uint8_t> ok(size_t(q.rows));
+  robot.is_valid_many(env, q, padding, ok.data());
+  for (int64_t r = 0; r < q.rows; ++r)
+    if (!ok[r]) return int32_t(r);
+  return -1;
+}
+
 }  // namespace
 
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
                 const double* goals, int32_t n_goals, const PlannerSettings& s, Interrupt* interrupt) {
   check_problem(s, n_goals);
+  const planner::PlannerEntry* entry = planner::find_planner(name);
+  if (entry == nullptr)
+    throw std::invalid_argument("unknown planner '" + name + "': expected " + planner::planner_names());
   const Deadline deadline(s.time_limit, interrupt);
-  robot.require_clouds(env, s.padding);
+  PlanOutput out;
+  out.invalid = first_invalid(robot, env, start, goals, n_goals, s.padding);
+  if (out.invalid >= 0) return out;
   if (s.certified) robot.require_distances(env);
   const int32_t dof = robot.dof();
   const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
-  PlanOutput out;
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 s.min_step);
   check.set_deadline(&deadline);
@@ -91,18 +107,8 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
   const auto t0 = Clock::now();
-  std::vector<float> path;
-  if (name == "rrtc") {
-    path = planner::rrt_connect(check, lo, hi, q0.data(), qg, s, out.stats, deadline);
-  } else if (name == "rrt") {
-    path = planner::rrt(check, lo, hi, q0.data(), qg, s, out.stats, deadline);
-  } else if (name == "prm") {
-    planner::Roadmap roadmap(dof);
-    planner::ConfigSampler sampler(s.sampler, s.seed, lo, hi);
-    path = planner::prm_query(roadmap, check, sampler, q0.data(), qg, s, out.stats, deadline);
-  } else {
-    throw std::invalid_argument("unknown planner '" + name + "': expected rrtc, rrt or prm");
-  }
+  const planner::Problem problem{check, lo, hi, q0.data(), qg, s, out.stats, deadline};
+  std::vector<float> path = entry->run(problem, s);
   out.stats.planning_time_ns = ns_since(t0);
   planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
   finish(check, std::move(path), s, rng, out);
@@ -137,9 +143,10 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
                              Interrupt* interrupt) {
   check_problem(s, n_goals);
   const Deadline deadline(s.time_limit, interrupt);
-  robot_.require_clouds(env_, settings_.padding);
-  if (settings_.certified) robot_.require_distances(env_);
   PlanOutput out;
+  out.invalid = first_invalid(robot_, env_, start, goals, n_goals, settings_.padding);
+  if (out.invalid >= 0) return out;
+  if (settings_.certified) robot_.require_distances(env_);
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
@@ -156,7 +163,8 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   qs.certified = settings_.certified;
   qs.min_step = settings_.min_step;
   const auto t0 = Clock::now();
-  std::vector<float> path = planner::prm_query(roadmap_, check, sampler_, q0.data(), qg, qs, out.stats, deadline);
+  const planner::Problem problem{check, lower_, upper_, q0.data(), qg, qs, out.stats, deadline};
+  std::vector<float> path = planner::prm_query(roadmap_, sampler_, problem, qs);
   out.stats.planning_time_ns = ns_since(t0);
   planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
   finish(check, std::move(path), qs, rng, out);

@@ -7,16 +7,17 @@
 
 #include "environment.hh"
 #include "robot_model.hh"
-#include "simdplan/planner/planner_settings.hh"
-#include "simdplan/planner/prm.hh"
-#include "simdplan/planner/sampler.hh"
-#include "simdplan/planner/simplify.hh"
 #include "simdplan/deadline.hh"
+#include "simdplan/planner/registry.hh"
+#include "simdplan/planner/simplify.hh"
 
 namespace simdplan {
 
 struct PlanOutput {
   bool success = false;
+  // >= 0: row `invalid` of [start, goal 0, goal 1, ...] is outside the limits or in collision, and
+  // nothing was planned (the caller explains it, e.g. Robot.why_invalid)
+  int32_t invalid = -1;
   std::vector<double> path;          // rows of dof, start .. goal (after simplification)
   std::vector<double> initial_path;  // as the planner found it
   // interpolation's outcome when asked for (Simplifier::interpolate); `done` also when not asked
@@ -26,7 +27,8 @@ struct PlanOutput {
   planner::PlannerStats stats;
 };
 
-// start: dof values; goals: n_goals x dof. Start and goals must be valid (the Python facade checks).
+// start: dof values; goals: n_goals x dof, finite (else std::domain_error); an invalid one is
+// reported in PlanOutput::invalid. planner: a name in planner::kPlanners.
 // settings.time_limit bounds the whole call (planning, simplification, interpolation); interrupt
 // (optional) is polled as well, e.g. for Ctrl-C.
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& planner, const double* start,
