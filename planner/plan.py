@@ -2,10 +2,11 @@
 
 Problem checks happen once, with messages that say what is wrong: the start and every goal must be
 (dof,) finite values inside the joint limits and collision-free (``InvalidProblemError`` names the
-configuration and what it hits). Shapes, wrapping of continuous joints to [-pi, pi] and the limit
-tolerance are handled here; then one call into C++ (without the GIL, with the SIMD level active at
-the call) checks the start and goals and plans. Only when one is invalid does Python ask
-Robot.why_invalid what is wrong with it.
+configuration and what it hits). Shapes and the wrapping of continuous joints to [-pi, pi] are
+handled here; then one call into C++ (without the GIL, with the SIMD level active at the call)
+moves values within the limit tolerance onto their limits, checks the start and goals and plans.
+Only when it moved a value or refused a configuration does Python work out which and why
+(Robot.clamp_to_limits, Robot.why_invalid) for the warning or the error.
 """
 
 from __future__ import annotations
@@ -56,11 +57,9 @@ def _validated_cached(planner: str, key: tuple) -> PlannerSettings:
     return _validated(planner, {k: v for k, _, v in key})
 
 
-def _problem(robot, start, goals, limit_tolerance: float = 0.0
-             ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
-    """(dof,) start and (m, dof) goals of the right shapes, continuous joints wrapped and values within
-    ``limit_tolerance`` of a limit moved onto it; and (how many values were moved, a note saying
-    which, "" if none). Finiteness and validity are checked by the call that plans (_call_core)."""
+def _problem(robot, start, goals) -> tuple[np.ndarray, np.ndarray]:
+    """(dof,) start and (m, dof) goals of the right shapes, continuous joints wrapped into [-pi, pi].
+    Finiteness, the limit tolerance and validity are handled by the call that plans (_call_core)."""
     dof = robot.dof
     try:
         start = np.array(start, dtype=np.float64)
@@ -73,28 +72,39 @@ def _problem(robot, start, goals, limit_tolerance: float = 0.0
         goals = goals[None, :]
     if goals.ndim != 2 or goals.shape[1] != dof or len(goals) == 0:
         raise ValueError(f"goals must have shape ({dof},) or (m, {dof}) with m >= 1, got {goals.shape}")
-    both = np.concatenate([start[None, :], goals])
     if robot._wraps:
         # a continuous joint far beyond +-pi wraps to an arbitrary angle: refused, naming the joint
         robot.check_joint_values(start, "start")
         robot.check_joint_values(goals, "goals")
+        both = np.concatenate([start[None, :], goals])
         wrap = robot._wrap_mask
         both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi  # NaN and inf stay non-finite
         start, goals = both[0].copy(), both[1:].copy()
-    note = (0, "")
-    if limit_tolerance > 0:
-        clamped, moved = robot.clamp_to_limits(both, limit_tolerance)
-        if moved.any():
-            note = (int(moved.sum()), _clamp_note(robot, both, clamped, moved))
-            warnings.warn(note[1], LimitClampWarning, stacklevel=3)
-            start, goals = clamped[0].copy(), clamped[1:].copy()
-    return start, goals, note
+    return start, goals
 
 
-def _call_core(call, robot, env, start, goals, padding: float) -> dict:
-    """``call()`` (a core plan or query, which checks start and goals before planning) with its
-    refusals worded: non-finite values (ValueError) and an invalid start or goal (InvalidProblemError
-    naming it and what it hits)."""
+def _clamped(robot, start, goals, limit_tolerance: float, stacklevel: int
+             ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
+    """Start and goals with values within ``limit_tolerance`` of a limit moved onto it, and (how many
+    were moved, a note saying which, "" if none); a LimitClampWarning if any, ``stacklevel`` as the
+    caller would pass it to warnings.warn."""
+    if limit_tolerance <= 0:
+        return start, goals, (0, "")
+    both = np.concatenate([start[None, :], goals])
+    clamped, moved = robot.clamp_to_limits(both, limit_tolerance)
+    if not moved.any():
+        return start, goals, (0, "")
+    note = (int(moved.sum()), _clamp_note(robot, both, clamped, moved))
+    warnings.warn(note[1], LimitClampWarning, stacklevel=stacklevel + 1)
+    return clamped[0].copy(), clamped[1:].copy(), note
+
+
+def _call_core(call, robot, env, start, goals, padding: float, limit_tolerance: float):
+    """``call()``, a core plan or query, which moves start and goal values within the limit tolerance
+    onto their limits and checks start and goals before planning; returns its output, the start and
+    goals it planned between, and the clamp note (as _clamped). Its refusals are worded here:
+    non-finite values (ValueError) and an invalid start or goal (InvalidProblemError naming it and
+    what it hits). A LimitClampWarning goes to the caller's caller."""
     # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the error
     try:
         out = call()
@@ -102,9 +112,14 @@ def _call_core(call, robot, env, start, goals, padding: float) -> dict:
         if not (np.isfinite(start).all() and np.isfinite(goals).all()):
             raise ValueError("start and goals must be finite") from None
         raise
+    note = (0, "")
+    if out["limit_clamped"]:
+        # PERF: Robot.clamp_to_limits (~20 us, most of the Python time of a plan call) runs only to
+        # say which values the core moved; it moves the same ones
+        start, goals, note = _clamped(robot, start, goals, limit_tolerance, stacklevel=3)
     if out["invalid"] >= 0:
         _raise_invalid(robot, env, int(out["invalid"]), start, goals, padding)
-    return out
+    return out, start, goals, note
 
 
 def _check_valid(robot, env, start, goals, padding: float, model) -> None:
@@ -167,15 +182,16 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
     # once), nearest-point trees for certified Link
     model = robot._prepared_env(env, s.padding, nearest=s.link == "certified")
-    start, goals, note = _problem(robot, start, goals, s.limit_tolerance)
+    start, goals = _problem(robot, start, goals)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl
 
+        start, goals, note = _clamped(robot, start, goals, s.limit_tolerance, stacklevel=2)
         _check_valid(robot, env, start, goals, s.padding, model)
         return _noted(plan_ompl(robot, env, start, goals, s), note)
     core = to_core(s, robot)
-    out = _call_core(lambda: _core.plan(robot._model, model, s.planner, start, goals, core), robot, env, start,
-                     goals, s.padding)
+    out, start, goals, note = _call_core(lambda: _core.plan(robot._model, model, s.planner, start, goals, core),
+                                         robot, env, start, goals, s.padding, s.limit_tolerance)
     return _noted(_result(out, s, robot, start, goals), note)
 
 
@@ -291,12 +307,13 @@ class Roadmap:
         base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
         s = _settings("prm", {**base, **settings})
         warn_ignored(s, settings)
-        start, goals, note = _problem(self.robot, start, goals, s.limit_tolerance)
+        start, goals = _problem(self.robot, start, goals)
         core = to_core(s, self.robot)
 
         def query() -> dict:
             with self._lock:
                 return self._session.query(self.robot._model, start, goals, core)
 
-        out = _call_core(query, self.robot, self.env, start, goals, self.settings.padding)
+        out, start, goals, note = _call_core(query, self.robot, self.env, start, goals, self.settings.padding,
+                                             s.limit_tolerance)
         return _noted(_result(out, s, self.robot, start, goals), note)

@@ -154,3 +154,32 @@ def test_non_finite_start_or_goal_is_refused_by_the_plan_call(panda, where):
         simdplan.plan(panda, simdplan.Environment(), start, goal)
     with pytest.raises(ValueError, match="^start and goals must be finite$"):
         Roadmap(panda, simdplan.Environment()).query(start, goal)
+
+
+def test_the_core_moves_values_within_the_limit_tolerance_onto_the_limits(panda):
+    from simdplan.planner import LimitClampWarning
+
+    env = simdplan.Environment()
+    model = panda._prepared_env(env, 0.0, nearest=False)
+    start = Q_OK.copy()
+    start[0] = panda.upper[0] + 5e-5
+    goal = Q_OK.copy()
+    goal[1] = panda.lower[1] - 5e-5
+    strict = ps.to_core(ps.PlannerSettings(limit_tolerance=0.0).validated(), panda)
+    out = _core.plan(panda._model, model, "rrtc", start, goal[None, :], strict)
+    assert (out["invalid"], out["limit_clamped"]) == (0, 0)
+    tolerant = ps.to_core(ps.PlannerSettings(limit_tolerance=1e-4).validated(), panda)
+    out = _core.plan(panda._model, model, "rrtc", start, goal[None, :], tolerant)
+    assert (out["invalid"], out["limit_clamped"]) == (-1, 2) and out["success"]
+    # the planner started and ended on the limits (float32, rounded inward)
+    assert abs(out["initial_path"][0][0] - panda.upper[0]) < 1e-6
+    assert abs(out["initial_path"][-1][1] - panda.lower[1]) < 1e-6
+    # and simdplan.plan says so, at the caller's line
+    with pytest.warns(LimitClampWarning, match="moved 2 joint value") as record:
+        res = simdplan.plan(panda, env, start, goal)
+    assert record[0].filename == __file__
+    assert res.success and res.stats["limit_clamped"] == 2
+    assert res.path[0, 0] == panda.upper[0] and res.path[-1, 1] == panda.lower[1]
+    with pytest.warns(IgnoredSettingWarning) as record:
+        simdplan.plan(panda, env, Q_OK, Q_OK, goal_bias=0.5)
+    assert record[0].filename == __file__

@@ -68,16 +68,35 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
     throw std::invalid_argument("range and resolution must be positive and finite");
   if (s.max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1");
   if (!(s.min_step > 0) || !std::isfinite(s.min_step)) throw std::invalid_argument("min_step must be positive and finite");
+  if (!(s.limit_tolerance >= 0) || !std::isfinite(s.limit_tolerance))
+    throw std::invalid_argument("limit_tolerance must be finite and >= 0");
 }
 
-// The first of start and goals that is not valid (outside the limits or in collision), or -1; the
-// same check as Robot.is_valid_many, so Python's explanation (why_invalid) agrees with it.
-int32_t first_invalid(const RobotModel& robot, const Environment& env, const double* start, const double* goals,
-                      int32_t n_goals, float padding) {
+// Start and goals as rows [start, goal 0, ...], each value outside its limit by at most `tolerance`
+// moved onto the limit, as Robot.clamp_to_limits does; *moved counts them. Continuous joints
+// arrive wrapped into [-pi, pi], their limits, so they are never moved; NaN is left for the
+// validity check to refuse.
+std::vector<double> ends_within_limits(const RobotModel& robot, const double* start, const double* goals,
+                                       int32_t n_goals, double tolerance, int32_t* moved) {
   const int32_t dof = robot.dof();
   std::vector<double> rows(start, start + dof);
   rows.insert(rows.end(), goals, goals + size_t(n_goals) * dof);
-  const Strided q{rows.data(), 1 + int64_t(n_goals), dof, dof, 1};
+  *moved = 0;
+  if (tolerance <= 0) return rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double lo = robot.lower()[i % dof], hi = robot.upper()[i % dof];
+    double& v = rows[i];
+    if (v < lo && v >= lo - tolerance) v = lo, ++*moved;
+    if (v > hi && v <= hi + tolerance) v = hi, ++*moved;
+  }
+  return rows;
+}
+
+// The first row that is not valid (outside the limits or in collision), or -1; Robot.is_valid_many's
+// check, so Python's explanation of it (Robot.why_invalid) agrees.
+int32_t first_invalid(const RobotModel& robot, const Environment& env, const std::vector<double>& rows, float padding) {
+  const int32_t dof = robot.dof();
+  const Strided q{rows.data(), int64_t(rows.size() / (dof ? dof : 1)), dof, dof, 1};
   std::vector<uint8_t> ok(size_t(q.rows));
   robot.is_valid_many(env, q, padding, ok.data());
   for (int64_t r = 0; r < q.rows; ++r)
@@ -95,15 +114,16 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
     throw std::invalid_argument("unknown planner '" + name + "': expected " + planner::planner_names());
   const Deadline deadline(s.time_limit, interrupt);
   PlanOutput out;
-  out.invalid = first_invalid(robot, env, start, goals, n_goals, s.padding);
+  const int32_t dof = robot.dof();
+  const std::vector<double> ends = ends_within_limits(robot, start, goals, n_goals, s.limit_tolerance, &out.limit_clamped);
+  out.invalid = first_invalid(robot, env, ends, s.padding);
   if (out.invalid >= 0) return out;
   if (s.certified) robot.require_distances(env);
-  const int32_t dof = robot.dof();
   const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 s.min_step);
   check.set_deadline(&deadline);
-  std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
+  std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
   const auto t0 = Clock::now();
@@ -144,7 +164,8 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   check_problem(s, n_goals);
   const Deadline deadline(s.time_limit, interrupt);
   PlanOutput out;
-  out.invalid = first_invalid(robot_, env_, start, goals, n_goals, settings_.padding);
+  const std::vector<double> ends = ends_within_limits(robot_, start, goals, n_goals, s.limit_tolerance, &out.limit_clamped);
+  out.invalid = first_invalid(robot_, env_, ends, settings_.padding);
   if (out.invalid >= 0) return out;
   if (settings_.certified) robot_.require_distances(env_);
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
@@ -153,7 +174,7 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
                 out.stats, settings_.certified, settings_.min_step);
   check.set_deadline(&deadline);
   const int32_t dof = robot_.dof();
-  std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
+  std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
   PlannerSettings qs = s;

@@ -25,6 +25,8 @@ struct SharedSettings {
   // collision/certified_link.hh), giving up on stretches shorter than min_step.
   bool certified = false;
   double min_step = 1e-3;
+  // a start or goal value outside its joint limit by at most this much is moved onto the limit
+  double limit_tolerance = 1e-4;
 
   // Every field by name, for the bindings and Python (registry.hh's for_each_setting). A field
   // missing here is invisible to Python; tests/test_planner_contract.py compares both sides.
@@ -43,6 +45,7 @@ struct SharedSettings {
     v("padding", &SharedSettings::padding);
     v("certified", &SharedSettings::certified);
     v("min_step", &SharedSettings::min_step);
+    v("limit_tolerance", &SharedSettings::limit_tolerance);
   }
 };
 
