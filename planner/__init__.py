@@ -2,7 +2,7 @@
 
 from simdplan.planner.plan import InvalidProblemError, LimitClampWarning, Roadmap, plan
 from simdplan.planner.result import PlanResult, path_length
-from simdplan.planner.settings import PLANNERS, SAMPLERS, PlannerSettings
+from simdplan.planner.settings import PLANNER_ONLY, PLANNERS, SAMPLERS, IgnoredSettingWarning, PlannerSettings
 
-__all__ = ["plan", "Roadmap", "PlanResult", "PlannerSettings", "InvalidProblemError", "LimitClampWarning", "path_length", "PLANNERS",
-           "SAMPLERS"]
+__all__ = ["plan", "Roadmap", "PlanResult", "PlannerSettings", "InvalidProblemError", "LimitClampWarning",
+           "IgnoredSettingWarning", "path_length", "PLANNERS", "PLANNER_ONLY", "SAMPLERS"]

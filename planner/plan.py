@@ -1,9 +1,12 @@
 """simdplan.plan: one call from Python into a C++ planner, and the reusable PRM roadmap.
 
-Problem checks happen here, once, with messages that say what is wrong: the start and every goal
-must be (dof,) finite values inside the joint limits and collision-free (``InvalidProblemError``
-names the configuration and what it hits). Continuous joints are wrapped to [-pi, pi] first.
-Then the whole plan runs in C++ without the GIL, with the SIMD level active at the call.
+Problem checks happen once, with messages that say what is wrong: the start and every goal must be
+(dof,) finite values inside the joint limits and collision-free (``InvalidProblemError`` names the
+configuration and what it hits). Shapes and the wrapping of continuous joints to [-pi, pi] are
+handled here; then one call into C++ (without the GIL, with the SIMD level active at the call)
+moves values within the limit tolerance onto their limits, checks the start and goals and plans.
+Only when it moved a value or refused a configuration does Python work out which and why
+(Robot.clamp_to_limits, Robot.why_invalid) for the warning or the error.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.planner.result import PlanResult
-from simdplan.planner.settings import PlannerSettings, check_range
+from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
 
 
 class InvalidProblemError(ValueError):
@@ -54,35 +57,9 @@ def _validated_cached(planner: str, key: tuple) -> PlannerSettings:
     return _validated(planner, {k: v for k, _, v in key})
 
 
-def _core_settings(s: PlannerSettings, robot) -> "_core.PlannerSettings":
-    c = _core.PlannerSettings()
-    c.seed = s.seed
-    c.time_limit = s.time_limit
-    c.max_iterations = s.max_iterations
-    c.range = robot.default_range if s.range is None else s.range
-    c.resolution = robot.resolution if s.resolution is None else s.resolution
-    c.sampler = _core.Sampler.halton if s.sampler == "halton" else _core.Sampler.uniform
-    c.goal_bias = s.goal_bias
-    c.balance = s.balance
-    c.dynamic_domain = s.dynamic_domain
-    c.dd_radius, c.dd_alpha, c.dd_min_radius = s.dd_radius, s.dd_alpha, s.dd_min_radius
-    c.prm_neighbors = s.prm_neighbors
-    c.simplify = s.simplify
-    c.simplify_iterations = s.simplify_iterations
-    c.smooth_passes = s.smooth_passes
-    c.interpolate = 0.0 if s.interpolate is None else s.interpolate
-    c.padding = s.padding
-    c.certified = s.link == "certified"
-    c.min_step = s.min_step
-    return c
-
-
-def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 0.0, model=None
-             ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
-    """Validated (dof,) start and (m, dof) goals, continuous joints wrapped and values within
-    ``limit_tolerance`` of a limit moved onto it; and (how many values were moved, a note saying
-    which, "" if none). ``model``: the compiled environment snapshot the plan will use (checked
-    against that one, so a concurrent change to ``env`` cannot make them disagree)."""
+def _problem(robot, start, goals) -> tuple[np.ndarray, np.ndarray]:
+    """(dof,) start and (m, dof) goals of the right shapes, continuous joints wrapped into [-pi, pi].
+    Finiteness, the limit tolerance and validity are handled by the call that plans (_call_core)."""
     dof = robot.dof
     try:
         start = np.array(start, dtype=np.float64)
@@ -95,40 +72,80 @@ def _problem(robot, env, start, goals, padding: float, limit_tolerance: float = 
         goals = goals[None, :]
     if goals.ndim != 2 or goals.shape[1] != dof or len(goals) == 0:
         raise ValueError(f"goals must have shape ({dof},) or (m, {dof}) with m >= 1, got {goals.shape}")
-    both = np.concatenate([start[None, :], goals])
-    if robot._wraps:
+    if robot.has_continuous:
         # a continuous joint far beyond +-pi wraps to an arbitrary angle: refused, naming the joint
         robot.check_joint_values(start, "start")
         robot.check_joint_values(goals, "goals")
-        wrap = robot._wrap_mask
+        both = np.concatenate([start[None, :], goals])
+        wrap = robot.continuous
         both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi  # NaN and inf stay non-finite
         start, goals = both[0].copy(), both[1:].copy()
-    note = (0, "")
-    if limit_tolerance > 0:
-        clamped, moved = robot.clamp_to_limits(both, limit_tolerance)
-        if moved.any():
-            note = (int(moved.sum()), _clamp_note(robot, both, clamped, moved))
-            warnings.warn(note[1], LimitClampWarning, stacklevel=3)
-            both, start, goals = clamped, clamped[0].copy(), clamped[1:].copy()
-    # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the
-    # error (this function was ~20 of the ~50 us of Python around a plan() call)
+    return start, goals
+
+
+def _clamped(robot, start, goals, limit_tolerance: float, stacklevel: int
+             ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
+    """Start and goals with values within ``limit_tolerance`` of a limit moved onto it, and (how many
+    were moved, a note saying which, "" if none); a LimitClampWarning if any, ``stacklevel`` as the
+    caller would pass it to warnings.warn."""
+    if limit_tolerance <= 0:
+        return start, goals, (0, "")
+    both = np.concatenate([start[None, :], goals])
+    clamped, moved = robot.clamp_to_limits(both, limit_tolerance)
+    if not moved.any():
+        return start, goals, (0, "")
+    note = (int(moved.sum()), _clamp_note(robot, both, clamped, moved))
+    warnings.warn(note[1], LimitClampWarning, stacklevel=stacklevel + 1)
+    return clamped[0].copy(), clamped[1:].copy(), note
+
+
+def _call_core(call, robot, env, start, goals, padding: float, limit_tolerance: float):
+    """``call()``, a core plan or query, which moves start and goal values within the limit tolerance
+    onto their limits and checks start and goals before planning; returns its output, the start and
+    goals it planned between, and the clamp note (as _clamped). Its refusals are worded here:
+    non-finite values (ValueError) and an invalid start or goal (InvalidProblemError naming it and
+    what it hits). A LimitClampWarning goes to the caller's caller."""
+    # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the error
     try:
-        ok = robot.is_valid_many(both, env, padding) if model is None else robot.core.is_valid_many(model, both, padding)
+        out = call()
+    except ValueError:
+        if not (np.isfinite(start).all() and np.isfinite(goals).all()):
+            raise ValueError("start and goals must be finite") from None
+        raise
+    note = (0, "")
+    if out["limit_clamped"]:
+        # PERF: Robot.clamp_to_limits (~20 us, most of the Python time of a plan call) runs only to
+        # say which values the core moved; it moves the same ones
+        start, goals, note = _clamped(robot, start, goals, limit_tolerance, stacklevel=3)
+    if out["invalid"] >= 0:
+        _raise_invalid(robot, env, int(out["invalid"]), start, goals, padding)
+    return out, start, goals, note
+
+
+def _check_valid(robot, env, start, goals, padding: float, model) -> None:
+    """For planners outside the core (OMPL): the core's check of start and goals, worded as above.
+    ``model``: the compiled environment snapshot the plan will use (checked against that one, so a
+    concurrent change to ``env`` cannot make them disagree)."""
+    both = np.concatenate([start[None, :], goals])
+    try:
+        ok = robot.core.is_valid_many(model, both, padding)
     except ValueError:
         if not np.isfinite(both).all():
             raise ValueError("start and goals must be finite") from None
         raise
-    if ok.all():
-        return start, goals, note
-    for k in np.flatnonzero(~ok):
-        what = "start" if k == 0 else (f"goal {k - 1}" if len(goals) > 1 else "goal")
-        q = start if k == 0 else goals[k - 1]
-        # PERF: the full contact report is ~100x a check; it runs only to explain a failure
-        problems = robot.why_invalid(q, env, padding)
-        shown = "; ".join(str(p) for p in problems[:3]) or "in collision"
-        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-        raise InvalidProblemError(f"{what} is invalid: {shown}{more}")
-    return start, goals, note
+    if not ok.all():
+        _raise_invalid(robot, env, int(np.flatnonzero(~ok)[0]), start, goals, padding)
+
+
+def _raise_invalid(robot, env, k: int, start, goals, padding: float):
+    """InvalidProblemError for row ``k`` of [start, goal 0, ...], saying what is wrong with it."""
+    what = "start" if k == 0 else (f"goal {k - 1}" if len(goals) > 1 else "goal")
+    q = start if k == 0 else goals[k - 1]
+    # PERF: the full contact report is ~100x a check; it runs only to explain a failure
+    problems = robot.why_invalid(q, env, padding)
+    shown = "; ".join(str(p) for p in problems[:3]) or "in collision"
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    raise InvalidProblemError(f"{what} is invalid: {shown}{more}")
 
 
 def _clamp_note(robot, before: np.ndarray, after: np.ndarray, moved: np.ndarray) -> str:
@@ -160,16 +177,21 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     """
     _check_types(robot, env)
     s = _settings(planner, settings)
+    warn_ignored(s, settings)
     _check_range(s, robot)
     # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
     # once), nearest-point trees for certified Link
     model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
-    start, goals, note = _problem(robot, env, start, goals, s.padding, s.limit_tolerance, model)
+    start, goals = _problem(robot, start, goals)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl
 
+        start, goals, note = _clamped(robot, start, goals, s.limit_tolerance, stacklevel=2)
+        _check_valid(robot, env, start, goals, s.padding, model)
         return _noted(plan_ompl(robot, env, start, goals, s), note)
-    out = _core.plan(robot.core, model, s.planner, start, goals, _core_settings(s, robot))
+    core = to_core(s, robot)
+    out, start, goals, note = _call_core(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
+                                         robot, env, start, goals, s.padding, s.limit_tolerance)
     return _noted(_result(out, s, robot, start, goals), note)
 
 
@@ -252,9 +274,10 @@ class Roadmap:
         self.robot = robot
         self.env = env
         self.settings = dataclasses.replace(_settings("prm", settings))  # the user's own copy
+        warn_ignored(self.settings, settings)
         _check_range(self.settings, robot)
         self._env_model = robot.compiled_env(env, self.settings.padding, distances=self.settings.link == "certified")
-        self._session = _core.PrmSession(robot.core, self._env_model, _core_settings(self.settings, robot))
+        self._session = _core.PrmSession(robot.core, self._env_model, to_core(self.settings, robot))
         # the roadmap grows during grow() and query(): calls from several threads take turns
         self._lock = threading.Lock()
 
@@ -283,8 +306,14 @@ class Roadmap:
             raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
         base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
         s = _settings("prm", {**base, **settings})
-        start, goals, note = _problem(self.robot, self.env, start, goals, self.settings.padding, s.limit_tolerance,
-                                      self._env_model)
-        with self._lock:
-            out = self._session.query(self.robot.core, start, goals, _core_settings(s, self.robot))
+        warn_ignored(s, settings)
+        start, goals = _problem(self.robot, start, goals)
+        core = to_core(s, self.robot)
+
+        def query() -> dict:
+            with self._lock:
+                return self._session.query(self.robot.core, start, goals, core)
+
+        out, start, goals, note = _call_core(query, self.robot, self.env, start, goals, self.settings.padding,
+                                             s.limit_tolerance)
         return _noted(_result(out, s, self.robot, start, goals), note)

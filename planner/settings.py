@@ -1,4 +1,9 @@
-"""Planner settings: one validated dataclass shared by every planner (mirrors planner_settings.hh).
+"""Planner settings: one validated dataclass for every planner, and its conversion to the core's.
+
+The planners and the settings fields come from the C++ core (cpp/include/simdplan/planner/registry.hh):
+``PLANNERS`` lists the C++ planners and ``PLANNER_ONLY`` says which settings only one planner reads;
+``to_core`` copies every core field from the dataclass, converting the few listed in ``_TO_CORE``.
+tests/test_planner_contract.py checks that the core, this dataclass and scenes/schema.json agree.
 
 Units: joint-space distances in the robot's joint units (radians / metres), times in seconds.
 """
@@ -8,8 +13,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import warnings
 
-PLANNERS = ("rrtc", "rrt", "prm")
+from simdplan import _core
+
+# the C++ planners by name, the default first
+PLANNERS = tuple(name for name, _ in _core.planners())
+PLANNER_DESCRIPTIONS = dict(_core.planners())
+# setting -> the one C++ planner that reads it; the other settings apply to every planner
+PLANNER_ONLY = {name: planner for name, _, planner in _core.planner_settings() if planner is not None}
 SAMPLERS = ("uniform", "halton")
 LINKS = ("discrete", "certified")
 # samples per unit joint distance at most (resolution, interpolate): a 1 um / 1 urad step
@@ -22,9 +34,13 @@ MIN_STEP_FLOOR = 1e-6
 class PlannerSettings:
     """Settings for ``simdplan.plan``. Every field is validated by ``validated()``.
 
-    planner: "rrtc" (RRT-Connect), "rrt" or "prm" (simdplan's C++ planners), or "ompl:<Name>" for any
-      planner of ompl.geometric run with simdplan's checks (simdplan.planner.ompl; needs the ompl
-      package; uses time_limit, range, simplify, padding, resolution, link, min_step, seed).
+    planner: "rrtc" (RRT-Connect), "rrt" or "prm" (simdplan's C++ planners, ``PLANNERS``), or
+      "ompl:<Name>" for any planner of ompl.geometric run with simdplan's checks
+      (simdplan.planner.ompl; needs the ompl package; uses time_limit, range, simplify, padding,
+      resolution, link, min_step, seed).
+    Settings marked "RRT:", "RRT-Connect:" or "PRM:" are read by that C++ planner only
+      (``PLANNER_ONLY``); given with a value other than the default to another C++ planner, they
+      have no effect and simdplan.plan issues an IgnoredSettingWarning.
     seed: random seed (any integer type, NumPy's too); a plan is deterministic for a given seed (and
       time limit not reached).
     time_limit: wall-clock budget in seconds for the whole call: planning, then simplification and
@@ -52,6 +68,9 @@ class PlannerSettings:
       cut the ur5's mean planning time about in half (651 -> 338 us in one run) and a mobile
       manipulator's (fetch) median by a quarter; the panda's stayed within noise. A rejected sample
       counts as an iteration: hence max_iterations 1,000,000.
+    dd_radius: RRT-Connect: a node's domain radius after its first failed extension (see dynamic_domain).
+    dd_alpha: RRT-Connect: rate at which a domain radius grows and shrinks (see dynamic_domain).
+    dd_min_radius: RRT-Connect: smallest domain radius (see dynamic_domain).
     prm_neighbors: PRM: k nearest neighbours connected per roadmap vertex.
     simplify: shortcut, reduce vertices and smooth the path (every new edge is checked).
     simplify_iterations: random shortcut attempts (30: on the MotionBenchMaker panda set, 20 already gave a
@@ -132,6 +151,60 @@ class PlannerSettings:
         if s.range is not None and s.resolution is not None:
             check_range(s.range, s.resolution)
         return s
+
+
+class IgnoredSettingWarning(UserWarning):
+    """A setting that only another planner reads was given (with a value other than its default)."""
+
+
+def warn_ignored(s: PlannerSettings, given, stacklevel: int = 3) -> None:
+    """IgnoredSettingWarning for each setting named in ``given`` that the C++ planner of validated
+    settings ``s`` does not read, unless it holds its default value (callers passing every field,
+    e.g. from ``dataclasses.asdict``, are not warned about fields they left alone)."""
+    if s.planner not in PLANNERS:
+        return  # "ompl:" planners document the settings they read
+    for name in given:
+        owner = PLANNER_ONLY.get(name)
+        if owner is not None and owner != s.planner and getattr(s, name) != _DEFAULTS[name]:
+            warnings.warn(f"{name}={getattr(s, name)!r} has no effect on planner {s.planner!r}: only "
+                          f"{owner!r} reads it", IgnoredSettingWarning, stacklevel=stacklevel)
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(PlannerSettings)}
+
+# how a validated field becomes the core's where the two differ (the rest are copied as they are):
+# None picks the robot's default, and the enumerations are named differently
+_TO_CORE = {
+    "range": lambda s, robot: robot.default_range if s.range is None else s.range,
+    "resolution": lambda s, robot: robot.resolution if s.resolution is None else s.resolution,
+    "sampler": lambda s, robot: getattr(_core.Sampler, s.sampler),
+    "interpolate": lambda s, robot: 0.0 if s.interpolate is None else s.interpolate,
+    "certified": lambda s, robot: s.link == "certified",
+}
+_COPIED = tuple(name for name, _, _ in _core.planner_settings() if name not in _TO_CORE)
+# dataclass fields the core does not have: the planner is an argument of its own, link becomes certified
+PYTHON_ONLY = ("planner", "link")
+
+
+def _compile_to_core():
+    # PERF: straight-line assignments written from the core's field list; a setattr/getattr loop
+    # over the names took 4.2 us a call against 0.8 us for the assignments (timeit, default settings)
+    lines = ["def to_core(s, robot):", "    c = _core.PlannerSettings()"]
+    lines += [f"    c.{name} = s.{name}" for name in _COPIED]
+    lines += [f"    c.{name} = _TO_CORE[{name!r}](s, robot)" for name in _TO_CORE]
+    lines += ["    return c"]
+    namespace = {"_core": _core, "_TO_CORE": _TO_CORE}
+    exec(compile("\n".join(lines), "<simdplan.planner.settings.to_core>", "exec"), namespace)  # noqa: S102
+    return namespace["to_core"]
+
+
+_to_core = _compile_to_core()
+
+
+def to_core(s: PlannerSettings, robot) -> "_core.PlannerSettings":
+    """The core's settings for validated settings ``s`` and ``robot`` (which fills range and resolution
+    left as None)."""
+    return _to_core(s, robot)
 
 
 def check_range(range_: float, resolution: float) -> None:

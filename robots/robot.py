@@ -258,6 +258,7 @@ class Robot:
         radii = self._program.spheres[:, 3].astype(np.float32)
         self._radius_range = (float(radii.min()), float(radii.max())) if len(radii) else (0.0, 0.0)
         self._wrap_mask = self._program.wrap.astype(bool)
+        self._wrap_mask.flags.writeable = False
         self._wraps = bool(self._wrap_mask.any())  # any continuous joint wrapped (checked per plan call)
 
     @classmethod
@@ -573,8 +574,13 @@ class Robot:
 
     @property
     def continuous(self) -> np.ndarray:
-        """(dof,) bool: which joints are continuous (their values wrap to [-pi, pi] in planning)."""
-        return self._wrap_mask.copy()
+        """(dof,) bool, read-only: which joints are continuous (their values wrap to [-pi, pi] in planning)."""
+        return self._wrap_mask
+
+    @property
+    def has_continuous(self) -> bool:
+        """Whether any joint is continuous."""
+        return self._wraps
 
     @property
     def core(self):

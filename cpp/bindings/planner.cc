@@ -3,6 +3,8 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <type_traits>
+
 #include <chrono>
 
 #include "arrays.hh"
@@ -25,6 +27,8 @@ using planner::Sampler;
 nb::dict to_python(const PlanOutput& out, int32_t dof) {
   nb::dict d;
   d["success"] = out.success;
+  d["invalid"] = out.invalid;
+  d["limit_clamped"] = out.limit_clamped;
   double* p;
   auto path = new_array<double>({out.path.size() / size_t(dof ? dof : 1), size_t(dof)}, &p);
   std::copy(out.path.begin(), out.path.end(), p);
@@ -107,28 +111,32 @@ void bind_planner(nb::module_& m) {
       nb::arg("points"), nb::arg("queries"), nb::arg("index_from"));
 
   nb::enum_<Sampler>(m, "Sampler").value("uniform", Sampler::kUniform).value("halton", Sampler::kHalton);
-  nb::class_<PlannerSettings>(m, "PlannerSettings")
-      .def(nb::init<>())
-      .def_rw("seed", &PlannerSettings::seed)
-      .def_rw("time_limit", &PlannerSettings::time_limit)
-      .def_rw("max_iterations", &PlannerSettings::max_iterations)
-      .def_rw("range", &PlannerSettings::range)
-      .def_rw("resolution", &PlannerSettings::resolution)
-      .def_rw("sampler", &PlannerSettings::sampler)
-      .def_rw("goal_bias", &PlannerSettings::goal_bias)
-      .def_rw("balance", &PlannerSettings::balance)
-      .def_rw("dynamic_domain", &PlannerSettings::dynamic_domain)
-      .def_rw("dd_radius", &PlannerSettings::dd_radius)
-      .def_rw("dd_alpha", &PlannerSettings::dd_alpha)
-      .def_rw("dd_min_radius", &PlannerSettings::dd_min_radius)
-      .def_rw("prm_neighbors", &PlannerSettings::prm_neighbors)
-      .def_rw("simplify", &PlannerSettings::simplify)
-      .def_rw("simplify_iterations", &PlannerSettings::simplify_iterations)
-      .def_rw("smooth_passes", &PlannerSettings::smooth_passes)
-      .def_rw("interpolate", &PlannerSettings::interpolate)
-      .def_rw("padding", &PlannerSettings::padding)
-      .def_rw("certified", &PlannerSettings::certified)
-      .def_rw("min_step", &PlannerSettings::min_step);
+  // the attributes, and the field list Python builds its conversion from, come from the one list
+  // of fields in C++ (planner::for_each_setting)
+  auto settings_class = nb::class_<PlannerSettings>(m, "PlannerSettings").def(nb::init<>());
+  planner::for_each_setting([&](const char* name, auto member, const char*) { settings_class.def_rw(name, member); });
+
+  m.def(
+      "planner_settings",
+      []() {
+        const PlannerSettings defaults;
+        nb::list out;
+        planner::for_each_setting([&](const char* name, auto member, const char* planner) {
+          using Field = std::remove_reference_t<decltype(std::declval<PlannerSettings>().*member)>;
+          nb::object value = nb::cast(Field(defaults.*member));
+          out.append(nb::make_tuple(name, value, planner == nullptr ? nb::none() : nb::object(nb::str(planner))));
+        });
+        return out;
+      },
+      "[(field, default, planner)] of PlannerSettings; planner: the one planner that reads the field, None if all do");
+  m.def(
+      "planners",
+      []() {
+        nb::list out;
+        for (const planner::PlannerEntry& e : planner::kPlanners) out.append(nb::make_tuple(e.name, e.description));
+        return out;
+      },
+      "[(name, description)] of the C++ planners, the default first");
 
   m.def(
       "plan",

@@ -5,9 +5,6 @@
 #include <stdexcept>
 
 #include "dispatch.hh"
-#include "simdplan/planner/checker.hh"
-#include "simdplan/planner/rrt.hh"
-#include "simdplan/planner/rrtc.hh"
 
 namespace simdplan {
 namespace {
@@ -71,6 +68,40 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
     throw std::invalid_argument("range and resolution must be positive and finite");
   if (s.max_iterations < 1) throw std::invalid_argument("max_iterations must be >= 1");
   if (!(s.min_step > 0) || !std::isfinite(s.min_step)) throw std::invalid_argument("min_step must be positive and finite");
+  if (!(s.limit_tolerance >= 0) || !std::isfinite(s.limit_tolerance))
+    throw std::invalid_argument("limit_tolerance must be finite and >= 0");
+}
+
+// Start and goals as rows [start, goal 0, ...], each value outside its limit by at most `tolerance`
+// moved onto the limit, as Robot.clamp_to_limits does; *moved counts them. Continuous joints
+// arrive wrapped into [-pi, pi], their limits, so they are never moved; NaN is left for the
+// validity check to refuse.
+std::vector<double> ends_within_limits(const RobotModel& robot, const double* start, const double* goals,
+                                       int32_t n_goals, double tolerance, int32_t* moved) {
+  const int32_t dof = robot.dof();
+  std::vector<double> rows(start, start + dof);
+  rows.insert(rows.end(), goals, goals + size_t(n_goals) * dof);
+  *moved = 0;
+  if (tolerance <= 0) return rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double lo = robot.lower()[i % dof], hi = robot.upper()[i % dof];
+    double& v = rows[i];
+    if (v < lo && v >= lo - tolerance) v = lo, ++*moved;
+    if (v > hi && v <= hi + tolerance) v = hi, ++*moved;
+  }
+  return rows;
+}
+
+// The first row that is not valid (outside the limits or in collision), or -1; Robot.is_valid_many's
+// check, so Python's explanation of it (Robot.why_invalid) agrees.
+int32_t first_invalid(const RobotModel& robot, const Environment& env, const std::vector<double>& rows, float padding) {
+  const int32_t dof = robot.dof();
+  const Strided q{rows.data(), int64_t(rows.size() / (dof ? dof : 1)), dof, dof, 1};
+  std::vector<uint8_t> ok(size_t(q.rows));
+  robot.is_valid_many(env, q, padding, ok.data());
+  for (int64_t r = 0; r < q.rows; ++r)
+    if (!ok[r]) return int32_t(r);
+  return -1;
 }
 
 }  // namespace
@@ -78,31 +109,26 @@ void check_problem(const PlannerSettings& s, int32_t n_goals) {
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
                 const double* goals, int32_t n_goals, const PlannerSettings& s, Interrupt* interrupt) {
   check_problem(s, n_goals);
+  const planner::PlannerEntry* entry = planner::find_planner(name);
+  if (entry == nullptr)
+    throw std::invalid_argument("unknown planner '" + name + "': expected " + planner::planner_names());
   const Deadline deadline(s.time_limit, interrupt);
-  robot.require_clouds(env, s.padding);
-  if (s.certified) robot.require_distances(env);
-  const int32_t dof = robot.dof();
-  const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   PlanOutput out;
+  const int32_t dof = robot.dof();
+  const std::vector<double> ends = ends_within_limits(robot, start, goals, n_goals, s.limit_tolerance, &out.limit_clamped);
+  out.invalid = first_invalid(robot, env, ends, s.padding);
+  if (out.invalid >= 0) return out;
+  if (s.certified) robot.require_distances(env);
+  const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 s.min_step);
   check.set_deadline(&deadline);
-  std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
+  std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
   const auto t0 = Clock::now();
-  std::vector<float> path;
-  if (name == "rrtc") {
-    path = planner::rrt_connect(check, lo, hi, q0.data(), qg, s, out.stats, deadline);
-  } else if (name == "rrt") {
-    path = planner::rrt(check, lo, hi, q0.data(), qg, s, out.stats, deadline);
-  } else if (name == "prm") {
-    planner::Roadmap roadmap(dof);
-    planner::ConfigSampler sampler(s.sampler, s.seed, lo, hi);
-    path = planner::prm_query(roadmap, check, sampler, q0.data(), qg, s, out.stats, deadline);
-  } else {
-    throw std::invalid_argument("unknown planner '" + name + "': expected rrtc, rrt or prm");
-  }
+  const planner::Problem problem{check, lo, hi, q0.data(), qg, s, out.stats, deadline};
+  std::vector<float> path = entry->run(problem, s);
   out.stats.planning_time_ns = ns_since(t0);
   planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
   finish(check, std::move(path), s, rng, out);
@@ -137,16 +163,18 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
                              Interrupt* interrupt) {
   check_problem(s, n_goals);
   const Deadline deadline(s.time_limit, interrupt);
-  robot_.require_clouds(env_, settings_.padding);
-  if (settings_.certified) robot_.require_distances(env_);
   PlanOutput out;
+  const std::vector<double> ends = ends_within_limits(robot_, start, goals, n_goals, s.limit_tolerance, &out.limit_clamped);
+  out.invalid = first_invalid(robot_, env_, ends, settings_.padding);
+  if (out.invalid >= 0) return out;
+  if (settings_.certified) robot_.require_distances(env_);
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
                 out.stats, settings_.certified, settings_.min_step);
   check.set_deadline(&deadline);
   const int32_t dof = robot_.dof();
-  std::vector<float> q0 = to_float(start, dof), qg = to_float(goals, size_t(n_goals) * dof);
+  std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
   check.clamp(q0.data());
   for (int32_t g = 0; g < n_goals; ++g) check.clamp(qg.data() + g * dof);
   PlannerSettings qs = s;
@@ -156,7 +184,8 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   qs.certified = settings_.certified;
   qs.min_step = settings_.min_step;
   const auto t0 = Clock::now();
-  std::vector<float> path = planner::prm_query(roadmap_, check, sampler_, q0.data(), qg, qs, out.stats, deadline);
+  const planner::Problem problem{check, lower_, upper_, q0.data(), qg, qs, out.stats, deadline};
+  std::vector<float> path = planner::prm_query(roadmap_, sampler_, problem, qs);
   out.stats.planning_time_ns = ns_since(t0);
   planner::Rng rng(s.seed ^ 0xA5A5A5A5ULL);
   finish(check, std::move(path), qs, rng, out);

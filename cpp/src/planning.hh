@@ -7,16 +7,18 @@
 
 #include "environment.hh"
 #include "robot_model.hh"
-#include "simdplan/planner/planner_settings.hh"
-#include "simdplan/planner/prm.hh"
-#include "simdplan/planner/sampler.hh"
-#include "simdplan/planner/simplify.hh"
 #include "simdplan/deadline.hh"
+#include "simdplan/planner/registry.hh"
+#include "simdplan/planner/simplify.hh"
 
 namespace simdplan {
 
 struct PlanOutput {
   bool success = false;
+  // >= 0: row `invalid` of [start, goal 0, goal 1, ...] is outside the limits or in collision, and
+  // nothing was planned (the caller explains it, e.g. Robot.why_invalid)
+  int32_t invalid = -1;
+  int32_t limit_clamped = 0;  // start and goal values moved onto a limit (settings.limit_tolerance)
   std::vector<double> path;          // rows of dof, start .. goal (after simplification)
   std::vector<double> initial_path;  // as the planner found it
   // interpolation's outcome when asked for (Simplifier::interpolate); `done` also when not asked
@@ -26,7 +28,10 @@ struct PlanOutput {
   planner::PlannerStats stats;
 };
 
-// start: dof values; goals: n_goals x dof. Start and goals must be valid (the Python facade checks).
+// start: dof values; goals: n_goals x dof, finite (else std::domain_error), continuous joints
+// wrapped into [-pi, pi]. Values within settings.limit_tolerance outside a limit are moved onto it
+// (PlanOutput::limit_clamped counts them), then an invalid start or goal is reported in
+// PlanOutput::invalid. planner: a name in planner::kPlanners.
 // settings.time_limit bounds the whole call (planning, simplification, interpolation); interrupt
 // (optional) is polled as well, e.g. for Ctrl-C.
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& planner, const double* start,

@@ -1,5 +1,6 @@
-// simdplan/planner/planner_settings.hh: settings shared by RRT, RRT-Connect and PRM, and the stats
-// every planner fills. Mirrors planner/settings.py (which validates every field before it gets here).
+// simdplan/planner/planner_settings.hh: the settings every planner shares, and the stats every
+// planner fills. A planner's own settings live next to it (RrtSettings in rrt.hh, ...); registry.hh
+// joins them into PlannerSettings. planner/settings.py validates every field before it gets here.
 // Units: joint-space Euclidean distances in joint units (rad, m); times in seconds / nanoseconds.
 #pragma once
 #include <cstdint>
@@ -8,18 +9,13 @@ namespace simdplan::planner {
 
 enum class Sampler : int32_t { kUniform = 0, kHalton = 1 };
 
-struct PlannerSettings {
+struct SharedSettings {
   uint64_t seed = 0;
   double time_limit = 1.0;  // seconds, 0: none
   int64_t max_iterations = 1000000;
   double range = 1.0;       // longest tree edge
   double resolution = 32.0;  // Link samples per unit joint distance
   Sampler sampler = Sampler::kUniform;
-  double goal_bias = 0.05;  // RRT
-  bool balance = true;      // RRT-Connect: grow the smaller tree
-  bool dynamic_domain = true;
-  double dd_radius = 4.0, dd_alpha = 1e-4, dd_min_radius = 1.0;
-  int32_t prm_neighbors = 10;
   bool simplify = true;
   int32_t simplify_iterations = 30;
   int32_t smooth_passes = 1;
@@ -29,6 +25,28 @@ struct PlannerSettings {
   // collision/certified_link.hh), giving up on stretches shorter than min_step.
   bool certified = false;
   double min_step = 1e-3;
+  // a start or goal value outside its joint limit by at most this much is moved onto the limit
+  double limit_tolerance = 1e-4;
+
+  // Every field by name, for the bindings and Python (registry.hh's for_each_setting). A field
+  // missing here is invisible to Python; tests/test_planner_contract.py compares both sides.
+  template <class Visit>
+  static void fields(Visit&& v) {
+    v("seed", &SharedSettings::seed);
+    v("time_limit", &SharedSettings::time_limit);
+    v("max_iterations", &SharedSettings::max_iterations);
+    v("range", &SharedSettings::range);
+    v("resolution", &SharedSettings::resolution);
+    v("sampler", &SharedSettings::sampler);
+    v("simplify", &SharedSettings::simplify);
+    v("simplify_iterations", &SharedSettings::simplify_iterations);
+    v("smooth_passes", &SharedSettings::smooth_passes);
+    v("interpolate", &SharedSettings::interpolate);
+    v("padding", &SharedSettings::padding);
+    v("certified", &SharedSettings::certified);
+    v("min_step", &SharedSettings::min_step);
+    v("limit_tolerance", &SharedSettings::limit_tolerance);
+  }
 };
 
 struct PlannerStats {

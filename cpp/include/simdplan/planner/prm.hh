@@ -12,12 +12,19 @@
 #include <queue>
 #include <vector>
 
-#include "simdplan/planner/checker.hh"
-#include "simdplan/deadline.hh"
+#include "simdplan/planner/common.hh"
 #include "simdplan/planner/nearest.hh"
-#include "simdplan/planner/sampler.hh"
 
 namespace simdplan::planner {
+
+struct PrmSettings {
+  int32_t prm_neighbors = 10;  // k nearest neighbours connected per vertex
+
+  template <class Visit>
+  static void fields(Visit&& v) {
+    v("prm_neighbors", &PrmSettings::prm_neighbors);
+  }
+};
 
 class Roadmap {
  public:
@@ -106,14 +113,15 @@ class Roadmap {
 };
 
 // One PRM query on `roadmap` (grown as needed, within max_iterations samples and the deadline).
-inline std::vector<float> prm_query(Roadmap& roadmap, Checker& check, ConfigSampler& sampler, const float* start,
-                                    const std::vector<float>& goals, const PlannerSettings& s, PlannerStats& stats,
-                                    const Deadline& deadline) {
-  const int32_t dof = check.dof();
-  const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
-  const int32_t vs = roadmap.add_vertex(check, start, s.prm_neighbors);
+inline std::vector<float> prm_query(Roadmap& roadmap, ConfigSampler& sampler, const Problem& p, const PrmSettings& own) {
+  Checker& check = p.check;
+  PlannerStats& stats = p.stats;
+  const int64_t max_iterations = p.settings.max_iterations;
+  const int32_t n_goals = p.n_goals();
+  const int32_t k = own.prm_neighbors;
+  const int32_t vs = roadmap.add_vertex(check, p.start, k);
   std::vector<int32_t> vg;
-  for (int32_t g = 0; g < n_goals; ++g) vg.push_back(roadmap.add_vertex(check, goals.data() + g * dof, s.prm_neighbors));
+  for (int32_t g = 0; g < n_goals; ++g) vg.push_back(roadmap.add_vertex(check, p.goal(g), k));
   int64_t drawn = 0;
   for (;;) {
     for (int32_t g = 0; g < n_goals; ++g) {
@@ -124,13 +132,20 @@ inline std::vector<float> prm_query(Roadmap& roadmap, Checker& check, ConfigSamp
         return roadmap.shortest_path(vs, vg[g]);
       }
     }
-    if (drawn >= s.max_iterations || deadline.passed()) break;
+    if (drawn >= max_iterations || p.deadline.passed()) break;
     // connectivity is re-tested every 64 samples
-    drawn += roadmap.grow(check, sampler, std::min<int64_t>(64, s.max_iterations - drawn), s.prm_neighbors, deadline);
+    drawn += roadmap.grow(check, sampler, std::min<int64_t>(64, max_iterations - drawn), k, p.deadline);
   }
   stats.iterations = drawn;
   stats.tree_nodes = roadmap.size();
   return {};
+}
+
+// A one-off query on a fresh roadmap (simdplan.Roadmap keeps one across queries).
+inline std::vector<float> prm(const Problem& p, const PrmSettings& own) {
+  Roadmap roadmap(p.dof());
+  ConfigSampler sampler(p.settings.sampler, p.settings.seed, p.lower, p.upper);
+  return prm_query(roadmap, sampler, p, own);
 }
 
 }  // namespace simdplan::planner

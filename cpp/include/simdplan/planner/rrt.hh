@@ -3,27 +3,40 @@
 // S. M. LaValle, "Rapidly-exploring random trees: A new tool for path planning", TR 98-11, Iowa
 // State University, 1998. One tree from the start; with probability goal_bias the sample is a goal.
 // After each extension, a goal within `range` of the new node is tried directly.
-// Contract as rrt_connect (rrtc.hh).
+// Contract: common.hh.
 #pragma once
 #include <vector>
 
-#include "simdplan/planner/rrtc.hh"
+#include "simdplan/planner/common.hh"
 
 namespace simdplan::planner {
 
-inline std::vector<float> rrt(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
-                              const float* start, const std::vector<float>& goals, const PlannerSettings& s,
-                              PlannerStats& stats, const Deadline& deadline) {
-  const int32_t dof = check.dof();
-  const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
+struct RrtSettings {
+  double goal_bias = 0.05;  // probability of sampling a goal
+
+  template <class Visit>
+  static void fields(Visit&& v) {
+    v("goal_bias", &RrtSettings::goal_bias);
+  }
+};
+
+inline std::vector<float> rrt(const Problem& p, const RrtSettings& own) {
+  Checker& check = p.check;
+  const SharedSettings& s = p.settings;
+  PlannerStats& stats = p.stats;
+  const Deadline& deadline = p.deadline;
+  const float* start = p.start;
+  const std::vector<float>& goals = p.goals;
+  const int32_t dof = p.dof();
+  const int32_t n_goals = p.n_goals();
   Tree t(dof);
   t.add(start, -1);
-  ConfigSampler sampler(s.sampler, s.seed, lower, upper);
+  ConfigSampler sampler(s.sampler, s.seed, p.lower, p.upper);
   std::vector<float> q_rand(dof), q_near(dof), q_new(dof), path;
   for (int64_t it = 0; it < s.max_iterations; ++it) {
     stats.iterations = it + 1;
     if ((it & 15) == 0 && deadline.passed()) break;
-    if (n_goals > 0 && sampler.rng().uniform() < s.goal_bias) {
+    if (n_goals > 0 && sampler.rng().uniform() < own.goal_bias) {
       const int64_t g = sampler.rng().below(n_goals);
       std::copy(goals.begin() + g * dof, goals.begin() + (g + 1) * dof, q_rand.begin());
     } else {

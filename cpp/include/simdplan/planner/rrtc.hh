@@ -13,33 +13,29 @@
 // robot's MotionBenchMaker plans rejected 99-100% of their samples and mostly timed out), so after
 // kDomainGiveUp rejections in a row the plan goes on without domains, as plain RRT-Connect.
 //
-// Contract: start and goals are valid configurations inside the limits (the Python facade checks
-// and reports). Returns the path start .. goal as flat dof-float rows; empty if none was found
-// within max_iterations / the deadline. Deterministic for a seed unless the deadline cuts it.
+// Contract: common.hh. Deterministic for a seed unless the deadline cuts it.
 #pragma once
 #include <cmath>
 #include <vector>
 
-#include "simdplan/planner/checker.hh"
-#include "simdplan/deadline.hh"
-#include "simdplan/planner/sampler.hh"
-#include "simdplan/planner/tree.hh"
+#include "simdplan/planner/common.hh"
 
 namespace simdplan::planner {
 
-// q_new = a + (b - a) * min(1, range / |b - a|); returns the distance |q_new - a|
-inline double steer(const Checker& check, const float* a, const float* b, double range, float* out) {
-  const int32_t dof = check.dof();
-  const double d = Checker::distance(a, b, dof);
-  const double s = d > range ? range / d : 1.0;
-  if (s == 1.0) {
-    std::copy(b, b + dof, out);
-    return d;
+struct RrtcSettings {
+  bool balance = true;  // grow the smaller tree
+  bool dynamic_domain = true;
+  double dd_radius = 4.0, dd_alpha = 1e-4, dd_min_radius = 1.0;
+
+  template <class Visit>
+  static void fields(Visit&& v) {
+    v("balance", &RrtcSettings::balance);
+    v("dynamic_domain", &RrtcSettings::dynamic_domain);
+    v("dd_radius", &RrtcSettings::dd_radius);
+    v("dd_alpha", &RrtcSettings::dd_alpha);
+    v("dd_min_radius", &RrtcSettings::dd_min_radius);
   }
-  for (int32_t j = 0; j < dof; ++j) out[j] = float(a[j] + s * (double(b[j]) - a[j]));
-  check.clamp(out);
-  return range;
-}
+};
 
 // consecutive dynamic-domain rejections after which a plan drops the domains (see the header)
 inline constexpr int64_t kDomainGiveUp = 500;
@@ -48,11 +44,15 @@ inline constexpr int64_t kDomainGiveUp = 500;
 // domains from the first iteration, 41-49 us from the 16th failure; ur5 and fetch within noise.
 inline constexpr int64_t kDomainsAfter = 16;
 
-inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& lower, const std::vector<float>& upper,
-                                      const float* start, const std::vector<float>& goals, const PlannerSettings& s,
-                                      PlannerStats& stats, const Deadline& deadline) {
-  const int32_t dof = check.dof();
-  const int32_t n_goals = int32_t(goals.size() / (dof ? dof : 1));
+inline std::vector<float> rrt_connect(const Problem& p, const RrtcSettings& own) {
+  Checker& check = p.check;
+  const SharedSettings& s = p.settings;
+  PlannerStats& stats = p.stats;
+  const Deadline& deadline = p.deadline;
+  const float* start = p.start;
+  const std::vector<float>& goals = p.goals;
+  const int32_t dof = p.dof();
+  const int32_t n_goals = p.n_goals();
   std::vector<float> path;
   // a free straight line needs no tree
   for (int32_t g = 0; g < n_goals; ++g) {
@@ -68,10 +68,10 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
   for (int32_t g = 0; g < n_goals; ++g) tb.add(goals.data() + g * dof, -1);
   Tree* a = &ta;
   Tree* b = &tb;
-  ConfigSampler sampler(s.sampler, s.seed, lower, upper);
+  ConfigSampler sampler(s.sampler, s.seed, p.lower, p.upper);
   std::vector<float> q_rand(dof), q_near(dof), q_new(dof), q_step(dof);
   bool domains = false;                      // dynamic domains in force
-  bool domains_wanted = s.dynamic_domain;  // not yet started, or not dropped
+  bool domains_wanted = own.dynamic_domain;  // not yet started, or not dropped
   int64_t failed_extensions = 0;
   int64_t rejected_in_a_row = 0;
 
@@ -92,11 +92,11 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
       if (domains_wanted && !domains && ++failed_extensions >= kDomainsAfter) domains = true;
       if (domains) {
         float& r = a->radius[near];
-        r = (r == kUnbounded) ? float(s.dd_radius) : std::max(float(s.dd_min_radius), r * float(1 - s.dd_alpha));
+        r = (r == kUnbounded) ? float(own.dd_radius) : std::max(float(own.dd_min_radius), r * float(1 - own.dd_alpha));
       }
       continue;
     }
-    if (domains && a->radius[near] != kUnbounded) a->radius[near] *= float(1 + s.dd_alpha);
+    if (domains && a->radius[near] != kUnbounded) a->radius[near] *= float(1 + own.dd_alpha);
     const int32_t new_a = a->add(q_new.data(), near);
 
     // connect b toward q_new in steps of at most `range`
@@ -133,7 +133,7 @@ inline std::vector<float> rrt_connect(Checker& check, const std::vector<float>& 
       stats.tree_nodes = ta.size() + tb.size();
       return path;
     }
-    if (!s.balance || b->size() < a->size()) std::swap(a, b);
+    if (!own.balance || b->size() < a->size()) std::swap(a, b);
   }
   stats.tree_nodes = ta.size() + tb.size();
   return path;
