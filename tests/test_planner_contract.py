@@ -42,9 +42,9 @@ def test_planner_names_come_from_the_core(schema_props):
 
 def test_core_refuses_an_unknown_planner_listing_the_registered_ones(panda):
     env = simdplan.Environment()
-    model = panda._prepared_env(env, 0.0, nearest=False)
+    model = panda.compiled_env(env)
     with pytest.raises(ValueError, match="unknown planner 'astar': expected rrtc, rrt or prm"):
-        _core.plan(panda._model, model, "astar", Q_OK, Q_OK[None, :], _core.PlannerSettings())
+        _core.plan(panda.core, model, "astar", Q_OK, Q_OK[None, :], _core.PlannerSettings())
 
 
 def test_core_fields_dataclass_and_schema_name_the_same_settings(schema_props):
@@ -133,13 +133,13 @@ def test_the_core_plan_call_reports_which_configuration_is_invalid(panda):
     outside = np.full(7, 5.0)
     for e, start, goals, invalid in [(env, Q_OK, [Q_OK], 0), (free, Q_OK, [Q_OK, outside], 2),
                                      (free, Q_OK, [outside, Q_OK], 1), (free, Q_OK, [Q_OK], -1)]:
-        model = panda._prepared_env(e, 0.0, nearest=False)
-        out = _core.plan(panda._model, model, "rrtc", start, np.array(goals), settings)
+        model = panda.compiled_env(e)
+        out = _core.plan(panda.core, model, "rrtc", start, np.array(goals), settings)
         assert out["invalid"] == invalid
         assert out["success"] == (invalid < 0)
     # and a roadmap's query
     rm = Roadmap(panda, free, seed=1)
-    out = rm._session.query(panda._model, Q_OK, np.array([Q_OK, outside]), settings)
+    out = rm._session.query(panda.core, Q_OK, np.array([Q_OK, outside]), settings)
     assert out["invalid"] == 2 and not out["success"]
     with pytest.raises(InvalidProblemError, match="goal 1 is invalid.*outside its limits"):
         rm.query(Q_OK, [Q_OK, outside])
@@ -160,16 +160,16 @@ def test_the_core_moves_values_within_the_limit_tolerance_onto_the_limits(panda)
     from simdplan.planner import LimitClampWarning
 
     env = simdplan.Environment()
-    model = panda._prepared_env(env, 0.0, nearest=False)
+    model = panda.compiled_env(env)
     start = Q_OK.copy()
     start[0] = panda.upper[0] + 5e-5
     goal = Q_OK.copy()
     goal[1] = panda.lower[1] - 5e-5
     strict = ps.to_core(ps.PlannerSettings(limit_tolerance=0.0).validated(), panda)
-    out = _core.plan(panda._model, model, "rrtc", start, goal[None, :], strict)
+    out = _core.plan(panda.core, model, "rrtc", start, goal[None, :], strict)
     assert (out["invalid"], out["limit_clamped"]) == (0, 0)
     tolerant = ps.to_core(ps.PlannerSettings(limit_tolerance=1e-4).validated(), panda)
-    out = _core.plan(panda._model, model, "rrtc", start, goal[None, :], tolerant)
+    out = _core.plan(panda.core, model, "rrtc", start, goal[None, :], tolerant)
     assert (out["invalid"], out["limit_clamped"]) == (-1, 2) and out["success"]
     # the planner started and ended on the limits (float32, rounded inward)
     assert abs(out["initial_path"][0][0] - panda.upper[0]) < 1e-6
