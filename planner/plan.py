@@ -21,6 +21,7 @@ import numpy as np
 from simdplan import _core
 from simdplan.planner.result import PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
+from simdplan.validation import as_int, as_number
 
 
 class InvalidProblemError(ValueError):
@@ -285,10 +286,8 @@ class Roadmap:
         """Draw up to ``n_samples`` samples (valid ones become vertices) within ``time_limit`` seconds
         (0: none); returns how many were drawn. Ctrl-C stops it (KeyboardInterrupt) and keeps the
         vertices added so far."""
-        from simdplan.planner.settings import _int, _num
-
-        n = _int(n_samples, "n_samples", 0, 10**12)
-        limit = _num(time_limit, "time_limit", 0.0, allow_zero=True)
+        n = as_int(n_samples, "n_samples", 0, 10**12)
+        limit = as_number(time_limit, "time_limit", 0.0, allow_zero=True)
         with self._lock:
             return self._session.grow(n, limit)
 

@@ -11,11 +11,10 @@ Units: joint-space distances in the robot's joint units (radians / metres), time
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 import warnings
 
 from simdplan import _core
+from simdplan.validation import as_int, as_number
 
 # the C++ planners by name, the default first
 PLANNERS = tuple(name for name, _ in _core.planners())
@@ -128,25 +127,25 @@ class PlannerSettings:
             raise ValueError(f"link must be one of {', '.join(LINKS)}, got {s.link!r}")
         if s.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {s.sampler!r}")
-        s.seed = _int(s.seed, "seed", 0, 2**63 - 1)
-        s.max_iterations = _int(s.max_iterations, "max_iterations", 1, 10**12)
-        s.simplify_iterations = _int(s.simplify_iterations, "simplify_iterations", 0, 10**9)
-        s.smooth_passes = _int(s.smooth_passes, "smooth_passes", 0, 1000)
-        s.prm_neighbors = _int(s.prm_neighbors, "prm_neighbors", 1, 10**6)
-        s.time_limit = _num(s.time_limit, "time_limit", 0.0, allow_zero=True)
+        s.seed = as_int(s.seed, "seed", 0, 2**63 - 1)
+        s.max_iterations = as_int(s.max_iterations, "max_iterations", 1, 10**12)
+        s.simplify_iterations = as_int(s.simplify_iterations, "simplify_iterations", 0, 10**9)
+        s.smooth_passes = as_int(s.smooth_passes, "smooth_passes", 0, 1000)
+        s.prm_neighbors = as_int(s.prm_neighbors, "prm_neighbors", 1, 10**6)
+        s.time_limit = as_number(s.time_limit, "time_limit", 0.0, allow_zero=True)
         if s.range is not None:
-            s.range = _num(s.range, "range", 0.0)
+            s.range = as_number(s.range, "range", 0.0)
         if s.resolution is not None:
-            s.resolution = _num(s.resolution, "resolution", 0.0, upper=MAX_RESOLUTION)
+            s.resolution = as_number(s.resolution, "resolution", 0.0, upper=MAX_RESOLUTION)
         if s.interpolate is not None:
-            s.interpolate = _num(s.interpolate, "interpolate", 0.0, upper=MAX_RESOLUTION)
-        s.goal_bias = _num(s.goal_bias, "goal_bias", 0.0, allow_zero=True, upper=1.0)
-        s.dd_radius = _num(s.dd_radius, "dd_radius", 0.0)
-        s.dd_alpha = _num(s.dd_alpha, "dd_alpha", 0.0, allow_zero=True)
-        s.dd_min_radius = _num(s.dd_min_radius, "dd_min_radius", 0.0)
-        s.padding = _num(s.padding, "padding", 0.0, allow_zero=True)
-        s.min_step = _num(s.min_step, "min_step", MIN_STEP_FLOOR, allow_zero=True)
-        s.limit_tolerance = _num(s.limit_tolerance, "limit_tolerance", 0.0, allow_zero=True)
+            s.interpolate = as_number(s.interpolate, "interpolate", 0.0, upper=MAX_RESOLUTION)
+        s.goal_bias = as_number(s.goal_bias, "goal_bias", 0.0, allow_zero=True, upper=1.0)
+        s.dd_radius = as_number(s.dd_radius, "dd_radius", 0.0)
+        s.dd_alpha = as_number(s.dd_alpha, "dd_alpha", 0.0, allow_zero=True)
+        s.dd_min_radius = as_number(s.dd_min_radius, "dd_min_radius", 0.0)
+        s.padding = as_number(s.padding, "padding", 0.0, allow_zero=True)
+        s.min_step = as_number(s.min_step, "min_step", MIN_STEP_FLOOR, allow_zero=True)
+        s.limit_tolerance = as_number(s.limit_tolerance, "limit_tolerance", 0.0, allow_zero=True)
         s.balance, s.dynamic_domain, s.simplify = bool(s.balance), bool(s.dynamic_domain), bool(s.simplify)
         if s.range is not None and s.resolution is not None:
             check_range(s.range, s.resolution)
@@ -212,24 +211,3 @@ def check_range(range_: float, resolution: float) -> None:
     if range_ * resolution < 1.0:
         raise ValueError(f"range {range_:g} is shorter than one Link step (1 / resolution = {1 / resolution:g}): "
                          f"trees could not advance; use range >= {1 / resolution:g} or a finer resolution")
-
-
-def _int(v, name, lo, hi) -> int:
-    # numbers.Integral covers NumPy's integer types; a float holding an integer is accepted too
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) and not (isinstance(v, float) and v.is_integer()):
-        raise ValueError(f"{name} must be an integer, got {v!r}")
-    v = int(v)
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
-    return v
-
-
-def _num(v, name, lo, allow_zero=False, upper=math.inf) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {v!r}") from None
-    if not math.isfinite(f) or f < lo or (f == lo and not allow_zero) or f > upper:
-        bound = f">= {lo}" if allow_zero else f"> {lo}"
-        raise ValueError(f"{name} must be finite and {bound}{'' if upper == math.inf else f' and <= {upper}'}, got {v!r}")
-    return f

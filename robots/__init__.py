@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from simdplan.robots.builder import RobotBuilder
+from simdplan.robots.reports import DistanceReport, MotionCertificate, Proximity, Violation
 from simdplan.robots.robot import (DEFAULT_LIMIT_TOLERANCE, DEFAULT_MIN_STEP, DEFAULT_RANGE, DEFAULT_RESOLUTION,
-                                   MAX_SAMPLE_TRAVEL, DistanceReport, MotionCertificate, Proximity, Robot, Violation)
+                                   MAX_SAMPLE_TRAVEL, Robot)
 from simdplan.robots.self_filter import remove_robot_points
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -13,7 +13,6 @@ is free. Non-finite joint values raise ValueError; out-of-limit values make q in
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
@@ -23,6 +22,7 @@ from simdplan.collision.environment import Environment
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
 from simdplan.robots.kinematics import Program, compile_program
+from simdplan.robots.reports import CERT_STATUS, DistanceReport, MotionCertificate, Proximity, Violation
 from simdplan.robots.self_collision import certify_self_collision
 from simdplan.transforms import check_pose_matrix
 from simdplan.validation import check_padding, sphere_array
@@ -87,110 +87,6 @@ def _speed_bound(prog: Program) -> float:
         if d >= 0:
             per_joint[:, int(d)] += abs(float(prog.body_scale[b])) * reach[:, b]
     return float(np.sqrt((per_joint ** 2).sum(axis=1)).max())
-
-
-@dataclasses.dataclass(frozen=True)
-class Violation:
-    """One reason a configuration is invalid.
-
-    kind: "joint_limit" (joint, value, limits), "environment" (link, sphere, obstacle) or
-    "self" (link, sphere, other_link, other_sphere). depth: penetration in metres.
-    """
-
-    kind: str
-    link: str | None = None
-    sphere: int | None = None
-    other_link: str | None = None
-    other_sphere: int | None = None
-    obstacle_id: int | None = None
-    obstacle_name: str | None = None
-    obstacle_kind: str | None = None
-    depth: float = 0.0
-    joint: str | None = None
-    value: float | None = None
-    limits: tuple | None = None
-
-    def __str__(self) -> str:
-        if self.kind == "joint_limit":
-            lo, hi = self.limits
-            by = lo - self.value if self.value < lo else self.value - hi
-            # NOTE: repr (shortest round trip) so a value just past a limit never prints equal to it
-            return f"joint {self.joint} = {self.value!r} is outside its limits [{lo!r}, {hi!r}] by {by:.3g}"
-        if self.kind == "environment":
-            return (f"link {self.link} (sphere {self.sphere}) penetrates {self.obstacle_kind} "
-                    f"{self.obstacle_name!r} (id {self.obstacle_id}) by {self.depth * 1000:.3g} mm")
-        return (f"link {self.link} (sphere {self.sphere}) penetrates link {self.other_link} "
-                f"(sphere {self.other_sphere}) by {self.depth * 1000:.3g} mm")
-
-
-@dataclasses.dataclass(frozen=True)
-class MotionCertificate:
-    """Outcome of a certified Link check (``Robot.certify_motion``).
-
-    status: "free" (the whole segment is proven collision-free), "collision" (a configuration on
-    it collides, or an end is outside the joint limits) or "undecided" (a stretch shorter than
-    min_step could not be certified: in collision or too close to call). samples: configurations
-    whose clearance was evaluated. t: where on the segment (0..1) the collision or the undecided
-    stretch was found (1 when free).
-    """
-
-    status: str
-    samples: int
-    t: float
-
-    @property
-    def free(self) -> bool:
-        return self.status == "free"
-
-
-_CERT_STATUS = {0: "free", 1: "collision", 2: "undecided"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Proximity:
-    """The closest approach of one robot link to an obstacle (or to another link).
-
-    clearance: signed distance in metres between the sphere (radius + padding) and the obstacle
-    (negative: penetration depth). on_robot: the sphere's point nearest the obstacle (deepest into
-    it when penetrating); on_other: the obstacle's surface point nearest the sphere centre (or the
-    other sphere's point). World frame, (3,) float64 (computed from float32 geometry).
-    """
-
-    link: str
-    sphere: int
-    clearance: float
-    on_robot: np.ndarray
-    on_other: np.ndarray
-    obstacle_id: int | None = None
-    obstacle_name: str | None = None
-    obstacle_kind: str | None = None
-    other_link: str | None = None
-    other_sphere: int | None = None
-
-    def swapped(self) -> "Proximity":
-        """The same self-collision approach seen from the other link."""
-        return dataclasses.replace(self, link=self.other_link, sphere=self.other_sphere, on_robot=self.on_other,
-                                   on_other=self.on_robot, other_link=self.link, other_sphere=self.sphere)
-
-    def __str__(self) -> str:
-        what = (f"{self.obstacle_kind} {self.obstacle_name!r}" if self.other_link is None
-                else f"link {self.other_link}")
-        return f"link {self.link} (sphere {self.sphere}) to {what}: {self.clearance * 1000:.3f} mm"
-
-
-@dataclasses.dataclass(frozen=True)
-class DistanceReport:
-    """``Robot.distance_report``: ``closest`` (the overall closest approach, None if nothing to
-    measure), ``environment`` (link -> its closest obstacle) and ``self_collision`` (link -> its
-    closest link among the checked self-collision pairs)."""
-
-    closest: Proximity | None
-    environment: dict
-    self_collision: dict
-
-    @property
-    def clearance(self) -> float:
-        return self.closest.clearance if self.closest is not None else float("inf")
 
 
 class Robot:
@@ -268,7 +164,7 @@ class Robot:
 
         Collision geometry should be spheres. If it is not (meshes, boxes, cylinders) and
         ``spherize`` is true, the links are covered by spheres on the fly
-        (simdplan.robots.spherize.cached_spherized_urdf: conservative, every collision-mesh point
+        (simdplan.robots.spherize_urdf.cached_spherized_urdf: conservative, every collision-mesh point
         inside the spheres; the first load of a robot takes seconds, later loads reuse the cached
         file) and a UserWarning says so with the largest protrusion; a dict gives its parameters
         (max_spheres_per_link, tolerance). ``spherize=False`` refuses such a URDF instead.
@@ -284,7 +180,7 @@ class Robot:
             import json  # noqa: PLC0415
             import warnings  # noqa: PLC0415
 
-            from simdplan.robots.spherize import cached_spherized_urdf  # noqa: PLC0415 (trimesh-heavy)
+            from simdplan.robots.spherize_urdf import cached_spherized_urdf  # noqa: PLC0415 (trimesh-heavy)
 
             params = dict(spherize) if isinstance(spherize, dict) else {}
             path = cached_spherized_urdf(urdf, **params)
@@ -647,7 +543,7 @@ class Robot:
         q0, q1 = _as_f64(q0, "q0"), _as_f64(q1, "q1")
         model = self._distance_env(env)
         status, samples, t = self._model.certify_motion(model, q0, q1, padding, step)
-        return MotionCertificate(_CERT_STATUS[status], int(samples), float(t))
+        return MotionCertificate(CERT_STATUS[status], int(samples), float(t))
 
     def default_settings(self):
         """The planner settings ``simdplan.plan`` uses for this robot when a field is not given

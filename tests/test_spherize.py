@@ -21,7 +21,8 @@ trimesh = pytest.importorskip("trimesh")
 from simdplan import cli  # noqa: E402
 from simdplan.robots import DATA_DIR, Robot  # noqa: E402
 from simdplan.robots.description import read_urdf  # noqa: E402
-from simdplan.robots.spherize import cached_spherized_urdf, spherize_mesh, spherize_urdf  # noqa: E402
+from simdplan.robots.spherize import spherize_mesh  # noqa: E402
+from simdplan.robots.spherize_urdf import cached_spherized_urdf, spherize_urdf  # noqa: E402
 
 PANDA_URDF = os.path.join(DATA_DIR, "panda", "panda.urdf")
 PANDA_SRDF = os.path.join(DATA_DIR, "panda", "panda.srdf")

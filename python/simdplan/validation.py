@@ -5,6 +5,9 @@ metres and radians throughout simdplan."""
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 
@@ -61,3 +64,28 @@ def check_padding(padding) -> float:
     if not np.isfinite(p) or p < 0:
         raise ValueError(f"padding must be finite and >= 0 (metres), got {padding!r}")
     return p
+
+
+def as_int(v, name: str, lo: int, hi: int) -> int:
+    """An integer in [lo, hi] (any integer type, NumPy's too, or a float holding an integer), or a
+    ValueError naming ``name``."""
+    # numbers.Integral covers NumPy's integer types; a float holding an integer is accepted too
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) and not (isinstance(v, float) and v.is_integer()):
+        raise ValueError(f"{name} must be an integer, got {v!r}")
+    v = int(v)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {v}")
+    return v
+
+
+def as_number(v, name: str, lo: float, allow_zero: bool = False, upper: float = math.inf) -> float:
+    """A finite float above ``lo`` (or equal with ``allow_zero``) and at most ``upper``, or a ValueError
+    naming ``name``."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {v!r}") from None
+    if not math.isfinite(f) or f < lo or (f == lo and not allow_zero) or f > upper:
+        bound = f">= {lo}" if allow_zero else f"> {lo}"
+        raise ValueError(f"{name} must be finite and {bound}{'' if upper == math.inf else f' and <= {upper}'}, got {v!r}")
+    return f

@@ -22,7 +22,7 @@ def cmd_spherize(args) -> int:
     check_output("-o", out)
     if os.path.exists(out) and os.path.samefile(src, out):
         raise UserError(f"-o {out}: is the input URDF; write the spherized copy elsewhere")
-    from simdplan.robots.spherize import spherize_urdf  # lazy: trimesh is slow to import
+    from simdplan.robots.spherize_urdf import spherize_urdf  # lazy: trimesh is slow to import
 
     try:
         reports = spherize_urdf(src, out, max_spheres_per_link=args.max_spheres_per_link, tolerance=args.tolerance)
