@@ -31,7 +31,7 @@
 #include "simdplan/capt/nearest_query.hh"
 #include "simdplan/vec/scalar.hh"
 #include "simdplan/collision/validity.hh"
-#include "simdplan/kernels.hh"
+#include "simdplan/collision/kernels.hh"
 
 namespace simdplan::SIMDPLAN_NS {
 

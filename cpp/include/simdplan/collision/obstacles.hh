@@ -113,7 +113,7 @@ SIMDPLAN_NOINLINE inline double hull_sdist(const EnvironmentView& env, int32_t i
   const double c[3] = {x, y, z}, zero = 0.0;
   double clearance, w[3];
   int32_t status;
-  gjk_kernels_scalar()->sphere_distance(&env.hulls[i], &env.hull_poses[i], kSupportAuto, c, &zero, 1, &clearance, w,
+  isa_table<GjkKernels, Isa::kScalar>()->sphere_distance(&env.hulls[i], &env.hull_poses[i], kSupportAuto, c, &zero, 1, &clearance, w,
                                         &status);
   if (witness) witness[0] = w[0], witness[1] = w[1], witness[2] = w[2];
   return clearance;
@@ -153,7 +153,7 @@ SIMDPLAN_NOINLINE inline double hull_support_gap(const EnvironmentView& env, int
   const float uf[3] = {float(u[0]), float(u[1]), float(u[2])};
   int64_t idx;
   float val;
-  gjk_kernels_scalar()->support_plain(&h, uf, 1, &idx, &val);
+  isa_table<GjkKernels, Isa::kScalar>()->support_plain(&h, uf, 1, &idx, &val);
   // the supporting plane {v : uf . v = max}: exact for the vertex found, in double
   const double ud[3] = {uf[0], uf[1], uf[2]};
   const double un = std::sqrt(ud[0] * ud[0] + ud[1] * ud[1] + ud[2] * ud[2]);

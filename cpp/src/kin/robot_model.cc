@@ -1,4 +1,4 @@
-#include "robot_model.hh"
+#include "kin/robot_model.hh"
 
 #include <algorithm>
 #include <array>
@@ -320,7 +320,7 @@ void RobotModel::fk_bodies(const Strided& q, float* out) const {
 }
 
 std::vector<float> RobotModel::world_spheres(const Strided& q) const {
-  const KernelTable& k = *kernels_scalar();
+  const KernelTable& k = *isa_table<KernelTable, Isa::kScalar>();
   std::vector<float> qf(std::max(a_.dof, 1));
   convert_row(q, 0, qf.data(), "q");
   std::vector<float> w(size_t(view_.n_spheres) * 4);
@@ -441,7 +441,7 @@ std::vector<float> RobotModel::raw_ends(const Strided& q0, const Strided& q1, bo
 void RobotModel::motion_bounds(const Strided& q0, const Strided& q1, double* out) const {
   bool ok0, ok1;
   const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
-  CertifiedLink(view_, *kernels_scalar()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
+  CertifiedLink(view_, *isa_table<KernelTable, Isa::kScalar>()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
 }
 
 namespace {

@@ -1,4 +1,4 @@
-#include "environment.hh"
+#include "collision/environment.hh"
 
 #include <algorithm>
 #include <cmath>
