@@ -3,10 +3,12 @@
 // Built once from the arrays the Python Environment builder validated; immutable afterwards, so one
 // environment can be shared by any number of concurrent checks.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "simdplan/bvh/bvh.hh"
@@ -26,6 +28,10 @@ struct CloudRadiusError : std::invalid_argument {
   float need_lo, need_hi;
 };
 
+// (kind name, floats per record) of each kind with a flat record, in ObstacleKind order: what the
+// Python builder writes (simdplan.collision.environment).
+std::vector<std::pair<std::string, int>> obstacle_record_floats();
+
 class Environment {
  public:
   // clouds: built trees shared with Python (never copied); nullptr for a cloud whose tree waits for
@@ -34,13 +40,13 @@ class Environment {
   // the point radius, which comes from the tree or cloud_point_radius when the tree is missing).
   // meshes: world-frame triangle trees, shared (never copied). hulls: convex hulls in their own
   // frames, shared, placed by hull_poses (12 doubles each: rotation row-major, translation).
-  Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
-              std::vector<float> boxes, std::vector<float> planes,
-              std::vector<std::shared_ptr<const capt::Tree>> clouds = {}, std::vector<float> cloud_aabbs = {},
-              std::vector<float> cloud_point_radius = {},
-              std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest = {},
-              std::vector<std::shared_ptr<const bvh::TriMesh>> meshes = {},
-              std::vector<std::shared_ptr<const gjk::Hull>> hulls = {}, std::vector<double> hull_poses = {});
+  // records[kind]: the flat records (geom/records.hh) of each kind with one, in ObstacleKind order.
+  explicit Environment(std::array<std::vector<float>, kRecordKinds> records,
+                       std::vector<std::shared_ptr<const capt::Tree>> clouds = {}, std::vector<float> cloud_aabbs = {},
+                       std::vector<float> cloud_point_radius = {},
+                       std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest = {},
+                       std::vector<std::shared_ptr<const bvh::TriMesh>> meshes = {},
+                       std::vector<std::shared_ptr<const gjk::Hull>> hulls = {}, std::vector<double> hull_poses = {});
 
   const EnvironmentView& view() const { return view_; }
   int64_t size() const;
@@ -50,20 +56,18 @@ class Environment {
   void require_cloud_nearest() const;
 
  private:
-  std::vector<float> spheres_, capsules_, cylinders_, boxes_, planes_;
+  std::vector<float> records_[kObstacleKinds];  // view_.records
   std::vector<std::shared_ptr<const capt::Tree>> trees_;
   std::vector<CaptView> clouds_;
   std::vector<std::shared_ptr<const capt::NearestTree>> nearest_trees_;
   std::vector<NearestView> nearest_;
   std::vector<float> point_radius_;
-  std::vector<float> cloud_boxes_;
   std::vector<std::shared_ptr<const bvh::TriMesh>> mesh_owners_;
   std::vector<TriMeshView> meshes_;
-  std::vector<float> mesh_boxes_;
   std::vector<std::shared_ptr<const gjk::Hull>> hull_owners_;
   std::vector<HullView> hulls_;
   std::vector<GjkPose> hull_poses_;
-  std::vector<float> hull_boxes_, hull_planes_, hull_plane_abs_;
+  std::vector<float> hull_planes_, hull_plane_abs_;
   std::vector<int32_t> hull_plane_begin_;
   bvh::Bvh obstacle_tree_;
   std::vector<int32_t> tree_obstacle_, unbounded_;
