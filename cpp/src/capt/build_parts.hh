@@ -1,4 +1,4 @@
-// build_parts.hh: what the pieces of the CAPT build (build.cc, build_avx512.cc, grid.cc) share.
+// build_parts.hh: what the pieces of the CAPT build (tree.cc, build.cc, build_avx512.cc, grid.cc) share.
 // Private to cpp/src/capt/: the public side is simdplan/capt/tree.hh.
 #pragma once
 #include <cmath>
@@ -7,9 +7,13 @@
 #include <limits>
 #include <vector>
 
+#include "simdplan/capt/tree.hh"
+#include "simdplan/deadline.hh"
+
 namespace simdplan::capt::build_parts {
 
 constexpr float kInfF = std::numeric_limits<float>::infinity();
+constexpr double kRel = 1e-5;  // relative margins of R and r_min, see the preamble of build.cc
 
 struct P3 {
   float c[3];
@@ -28,6 +32,12 @@ inline float up(double v) {
   float f = float(v);
   return double(f) < v ? std::nextafter(f, kInfF) : f;
 }
+
+// Builds the tree's levels over the distinct points pts (the Builder of build.cc): fills splits,
+// leaves and the stored points, returns the depth.
+int32_t build_levels(std::vector<P3> pts, float r_min, float r_max, float point_radius, std::vector<float>& splits,
+                     std::vector<CaptLeaf>& leaves, FloatBuffer& px, FloatBuffer& py, FloatBuffer& pz,
+                     BuildStats& stats, const Deadline* stop);
 
 // Whether the Builder runs the AVX-512 loops: compiled in, the CPU has AVX-512 and
 // SIMDPLAN_CAPT_PORTABLE_BUILD is not 1.

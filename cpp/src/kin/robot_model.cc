@@ -446,84 +446,15 @@ void RobotModel::motion_bounds(const Strided& q0, const Strided& q1, double* out
 
 namespace {
 
-struct D3 {
-  double x, y, z;
-};
-D3 operator-(D3 a, D3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-D3 operator+(D3 a, D3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
-D3 operator*(double s, D3 a) { return {s * a.x, s * a.y, s * a.z}; }
-double dot(D3 a, D3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-double norm(D3 a) { return std::sqrt(dot(a, a)); }
-D3 unit_or(D3 a, D3 fallback) {
-  const double n = norm(a);
-  return n > 0 ? (1.0 / n) * a : fallback;
-}
-D3 at(const float* o) { return {o[0], o[1], o[2]}; }
+using isa_scalar::at;
+using isa_scalar::D3;
+using isa_scalar::dot;
+using isa_scalar::norm;
+using isa_scalar::unit_or;
 
-// Nearest point w of each obstacle's surface to c and the signed distance of c (negative inside), in
-// double from the float32 record.
-double closest_on(const geom::Sphere& o, D3 c, D3& w) {
-  const D3 u = unit_or(c - at(o.center), {0, 0, 1});
-  w = at(o.center) + double(o.radius) * u;
-  return norm(c - at(o.center)) - o.radius;
-}
-
-double closest_on(const geom::Capsule& o, D3 c, D3& w) {
-  const D3 ax = at(o.axis);
-  const double t = std::clamp(dot(c - at(o.center), ax), -double(o.half_length), double(o.half_length));
-  const D3 p = at(o.center) + t * ax;
-  w = p + double(o.radius) * unit_or(c - p, {0, 0, 1});
-  return norm(c - p) - o.radius;
-}
-
-double closest_on(const geom::Cylinder& o, D3 c, D3& w) {
-  const D3 ax = at(o.axis), d = c - at(o.center);
-  const double h = dot(d, ax);
-  const D3 radial = d - h * ax;
-  const double rho = norm(radial);
-  D3 ur = unit_or(radial, std::fabs(ax.x) < 0.9 ? D3{1, 0, 0} : D3{0, 1, 0});
-  if (rho == 0) ur = unit_or(ur - dot(ur, ax) * ax, {0, 0, 1});
-  const double hl = o.half_length, R = o.radius;
-  const double er = rho - R, eh = std::fabs(h) - hl;
-  if (er < 0 && eh < 0) {  // inside: the nearer of the side and the cap
-    if (eh > er) {
-      w = at(o.center) + (h >= 0 ? hl : -hl) * ax + rho * ur;
-    } else {
-      w = at(o.center) + h * ax + R * ur;
-    }
-    return std::max(er, eh);
-  }
-  w = at(o.center) + std::clamp(h, -hl, hl) * ax + std::min(rho, R) * ur;
-  return std::hypot(std::max(er, 0.0), std::max(eh, 0.0));
-}
-
-double closest_on(const geom::Box& o, D3 c, D3& w) {
-  const D3 d = c - at(o.center);
-  double local[3], clamped[3];
-  double worst = -HUGE_VAL;
-  int worst_axis = 0;
-  for (int k = 0; k < 3; ++k) {
-    local[k] = dot(d, at(o.axes[k]));
-    clamped[k] = std::clamp(local[k], -double(o.half[k]), double(o.half[k]));
-    const double ex = std::fabs(local[k]) - o.half[k];
-    if (ex > worst) worst = ex, worst_axis = k;
-  }
-  const bool inside = worst < 0;
-  if (inside) clamped[worst_axis] = local[worst_axis] >= 0 ? o.half[worst_axis] : -o.half[worst_axis];
-  w = at(o.center);
-  for (int k = 0; k < 3; ++k) w = w + clamped[k] * at(o.axes[k]);
-  return inside ? worst : norm(c - w);
-}
-
-double closest_on(const geom::Plane& o, D3 c, D3& w) {  // n . p <= d is the obstacle
-  const D3 n = at(o.normal);
-  const double sd = dot(n, c) - o.offset;
-  w = c - sd * n;
-  return sd;
-}
-
+// Nearest point w of the obstacle's surface to c and the signed distance of c (negative inside).
 double closest_on_primitive(int32_t kind, const float* o, D3 c, D3& w) {
-  return isa_scalar::with_record_kind(kind, o, [&](auto, const auto& rec) { return closest_on(rec, c, w); });
+  return isa_scalar::with_record_kind(kind, o, [&](auto row, const auto& rec) { return decltype(row)::closest(rec, c, w); });
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // simdplan/capt/capt_kernels.hh: the CAPT query entry points one ISA build provides (ISA-neutral).
 //
 // cpp/src/capt/capt_isa.cc is compiled once per ISA (like kernels_isa.cc) and fills one CaptKernels;
-// capt_kernels_active() (cpp/src/capt/build.cc) returns the table of the ISA that simdplan::active()
+// capt_kernels_active() (cpp/src/capt/tree.cc) returns the table of the ISA that simdplan::active()
 // names, so simdplan.set_isa() switches the standalone CAPT queries too. Only PODs cross this line.
 #pragma once
 #include <cstdint>

@@ -7,6 +7,7 @@
 // meshes and hulls have a structure of their own (collision/obstacles.hh, shape_hit_bits): their
 // record is their world AABB as a geom::Box, which runs the box row (culling only).
 #pragma once
+#include <algorithm>
 #include <cmath>
 
 #include "simdplan/collision/environment_view.hh"
@@ -20,6 +21,24 @@
 
 namespace simdplan::SIMDPLAN_NS {
 
+// Double-precision points for the closest-point rows (distance reports, not the hot kernels).
+struct D3 {
+  double x, y, z;
+};
+inline D3 operator-(D3 a, D3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+inline D3 operator+(D3 a, D3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+inline D3 operator*(double s, D3 a) { return {s * a.x, s * a.y, s * a.z}; }
+inline double dot(D3 a, D3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+inline double norm(D3 a) { return std::sqrt(dot(a, a)); }
+inline D3 unit_or(D3 a, D3 fallback) {
+  const double n = norm(a);
+  return n > 0 ? (1.0 / n) * a : fallback;
+}
+inline D3 at(const float* o) { return {o[0], o[1], o[2]}; }
+
+// Each row: Record, kKind, kName, kBounded, aabb_half (double), hit and sdist (per lane, V), and
+// closest(record, c, w): the nearest point w of the surface to c and the signed distance of c
+// (negative inside), in double from the float32 record.
 template <int32_t Kind>
 struct RecordKind;
 
@@ -37,6 +56,11 @@ struct RecordKind<kObsSphere> {
   template <class V>
   static SIMDPLAN_INLINE V sdist(const Record& o, V x, V y, V z) {
     return vsqrt(sphere_sphere_sqdist(x, y, z, o)) - V::fill(o.radius);
+  }
+  static double closest(const Record& o, D3 c, D3& w) {
+    const D3 u = unit_or(c - at(o.center), {0, 0, 1});
+    w = at(o.center) + double(o.radius) * u;
+    return norm(c - at(o.center)) - o.radius;
   }
 };
 
@@ -57,6 +81,13 @@ struct RecordKind<kObsCapsule> {
   template <class V>
   static SIMDPLAN_INLINE V sdist(const Record& o, V x, V y, V z) {
     return vsqrt(sphere_capsule_sqdist(x, y, z, o)) - V::fill(o.radius);
+  }
+  static double closest(const Record& o, D3 c, D3& w) {
+    const D3 ax = at(o.axis);
+    const double t = std::clamp(dot(c - at(o.center), ax), -double(o.half_length), double(o.half_length));
+    const D3 p = at(o.center) + t * ax;
+    w = p + double(o.radius) * unit_or(c - p, {0, 0, 1});
+    return norm(c - p) - o.radius;
   }
 };
 
@@ -81,6 +112,26 @@ struct RecordKind<kObsCylinder> {
   static SIMDPLAN_INLINE V sdist(const Record& o, V x, V y, V z) {
     return sphere_cylinder_sdist(x, y, z, o);
   }
+  static double closest(const Record& o, D3 c, D3& w) {
+    const D3 ax = at(o.axis), d = c - at(o.center);
+    const double h = dot(d, ax);
+    const D3 radial = d - h * ax;
+    const double rho = norm(radial);
+    D3 ur = unit_or(radial, std::fabs(ax.x) < 0.9 ? D3{1, 0, 0} : D3{0, 1, 0});
+    if (rho == 0) ur = unit_or(ur - dot(ur, ax) * ax, {0, 0, 1});
+    const double hl = o.half_length, R = o.radius;
+    const double er = rho - R, eh = std::fabs(h) - hl;
+    if (er < 0 && eh < 0) {  // inside: the nearer of the side and the cap
+      if (eh > er) {
+        w = at(o.center) + (h >= 0 ? hl : -hl) * ax + rho * ur;
+      } else {
+        w = at(o.center) + h * ax + R * ur;
+      }
+      return std::max(er, eh);
+    }
+    w = at(o.center) + std::clamp(h, -hl, hl) * ax + std::min(rho, R) * ur;
+    return std::hypot(std::max(er, 0.0), std::max(eh, 0.0));
+  }
 };
 
 template <>
@@ -102,6 +153,23 @@ struct RecordKind<kObsBox> {
   static SIMDPLAN_INLINE V sdist(const Record& o, V x, V y, V z) {
     return sphere_box_sdist(x, y, z, o);
   }
+  static double closest(const Record& o, D3 c, D3& w) {
+    const D3 d = c - at(o.center);
+    double local[3], clamped[3];
+    double worst = -HUGE_VAL;
+    int worst_axis = 0;
+    for (int k = 0; k < 3; ++k) {
+      local[k] = dot(d, at(o.axes[k]));
+      clamped[k] = std::clamp(local[k], -double(o.half[k]), double(o.half[k]));
+      const double ex = std::fabs(local[k]) - o.half[k];
+      if (ex > worst) worst = ex, worst_axis = k;
+    }
+    const bool inside = worst < 0;
+    if (inside) clamped[worst_axis] = local[worst_axis] >= 0 ? o.half[worst_axis] : -o.half[worst_axis];
+    w = at(o.center);
+    for (int k = 0; k < 3; ++k) w = w + clamped[k] * at(o.axes[k]);
+    return inside ? worst : norm(c - w);
+  }
 };
 
 template <>
@@ -118,6 +186,12 @@ struct RecordKind<kObsPlane> {
   template <class V>
   static SIMDPLAN_INLINE V sdist(const Record& o, V x, V y, V z) {
     return sphere_plane_sdist(x, y, z, o);
+  }
+  static double closest(const Record& o, D3 c, D3& w) {
+    const D3 n = at(o.normal);
+    const double sd = dot(n, c) - o.offset;
+    w = c - sd * n;
+    return sd;
   }
 };
 
