@@ -42,3 +42,4 @@ def test_a_record_of_the_wrong_size_is_refused_by_name():
     with pytest.raises(ValueError, match="box array must have 16 floats per obstacle"):
         _core.EnvironmentModel(*arrays, [], [], empty.reshape(0, 6), np.zeros(0, np.float32), [], [], [], [],
                                np.zeros((0, 12)))
+
