@@ -58,6 +58,8 @@ KINDS = ("sphere", "capsule", "cylinder", "box", "plane", "pointcloud", "mesh", 
 # Order of the C++ core's obstacle kinds (ObstacleKind in environment_view.hh) in contact reports.
 _CORE_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 PRIMITIVES = KINDS[:5]  # the shapes with a closed-form test and a flat record (not clouds, meshes, hulls)
+# Floats per flat record of each primitive, from the core that reads them (geom/records.hh there).
+_RECORD_FLOATS = _core.obstacle_record_floats()
 # NOTE: a tree built for a robot covers its radii with this relative slack, so float32 rounding of
 # "radius + padding" in the core never lands just outside the range.
 _RANGE_SLACK = 1e-5
@@ -109,7 +111,7 @@ class Obstacle:
     params: dict
 
     def record(self) -> np.ndarray:
-        """The flat float record the C++ core reads (layouts in cpp/include/simdplan/geom/)."""
+        """The flat float record the C++ core reads (layouts in cpp/include/simdplan/geom/records.hh)."""
         # PERF: plain lists, not np.r_: compiling a 21-obstacle MotionBenchMaker scene 272 -> 140 us
         p = self.params
         if self.kind == "sphere":
@@ -467,7 +469,7 @@ class Environment:
                 pts = p["points"]
                 aabbs.append([pts[:, k].min() for k in range(3)] + [pts[:, k].max() for k in range(3)])
                 radii.append(p["point_radius"])
-            sizes = {"sphere": 4, "capsule": 8, "cylinder": 8, "box": 16, "plane": 4}
+            sizes = _RECORD_FLOATS
             arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in PRIMITIVES]
             self._compiled = _core.EnvironmentModel(*arrays, trees, cloud_tree,
                                                     np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),

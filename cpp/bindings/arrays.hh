@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "robot_model.hh"
+#include "kin/strided.hh"
 
 namespace simdplan::bind {
 

@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "arrays.hh"
-#include "environment.hh"
+#include "collision/environment.hh"
 
 namespace simdplan::bind {
 
@@ -44,8 +44,9 @@ void bind_collision(nb::module_& m) {
             std::vector<std::shared_ptr<const bvh::TriMesh>> mesh_list(meshes.begin(), meshes.end());
             std::vector<std::shared_ptr<const gjk::Hull>> hull_list(hulls.begin(), hulls.end());
             std::vector<double> pose_list(poses.data(), poses.data() + poses.size());
-            new (self) Environment(to_vector(spheres), to_vector(capsules), to_vector(cylinders), to_vector(boxes),
-                                   to_vector(planes), std::move(clouds), to_vector(cloud_aabbs),
+            new (self) Environment({to_vector(spheres), to_vector(capsules), to_vector(cylinders), to_vector(boxes),
+                                    to_vector(planes)},
+                                   std::move(clouds), to_vector(cloud_aabbs),
                                    to_vector(cloud_point_radius), std::move(nearest), std::move(mesh_list),
                                    std::move(hull_list), std::move(pose_list));
           },
@@ -54,6 +55,15 @@ void bind_collision(nb::module_& m) {
           nb::arg("nearest_trees"), nb::arg("cloud_nearest"), nb::arg("meshes"), nb::arg("hulls"),
           nb::arg("hull_poses"))
       .def("__len__", &Environment::size);
+
+  m.def(
+      "obstacle_record_floats",
+      [] {
+        nb::dict out;
+        for (const auto& [kind, floats] : obstacle_record_floats()) out[kind.c_str()] = floats;
+        return out;
+      },
+      "Floats per flat obstacle record of each kind, {kind name: count}, in the core's kind order.");
 }
 
 }  // namespace simdplan::bind

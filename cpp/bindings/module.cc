@@ -4,6 +4,10 @@
 #include <nanobind/stl/vector.h>
 
 #include "dispatch.hh"
+#include "simdplan/bvh/bvh_kernels.hh"
+#include "simdplan/capt/capt_kernels.hh"
+#include "simdplan/capt/nearest_kernels.hh"
+#include "simdplan/gjk/gjk_kernels.hh"
 
 namespace nb = nanobind;
 
@@ -24,6 +28,18 @@ NB_MODULE(_core, m) {
   m.def("set_isa", &simdplan::set_isa, nb::arg("name"), "Use the named ISA build for every later call");
   m.def("isa", []() { return std::string(simdplan::active().name); }, "Name of the ISA build in use");
   m.def("lanes", []() { return simdplan::active().lanes; }, "Configurations per SIMD vector in use");
+  m.def(
+      "active_tables",
+      [] {
+        nb::dict out;
+        out["kernels"] = simdplan::active().name;
+        out["capt"] = simdplan::capt_kernels_active().name;
+        out["nearest"] = simdplan::nearest_kernels_active().name;
+        out["bvh"] = simdplan::bvh_kernels_active().name;
+        out["gjk"] = simdplan::gjk_kernels_active().name;
+        return out;
+      },
+      "The ISA build each kernel family runs now, {family: ISA name} (set_isa switches them all)");
   simdplan::bind::bind_collision(m);
   simdplan::bind::bind_robots(m);
   simdplan::bind::bind_planner(m);

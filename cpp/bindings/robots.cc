@@ -4,7 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "arrays.hh"
-#include "robot_model.hh"
+#include "kin/robot_model.hh"
 
 namespace simdplan::bind {
 

@@ -11,13 +11,6 @@
 
 namespace simdplan {
 
-#if !defined(SIMDPLAN_HAVE_AVX2)
-const KernelTable* kernels_avx2() { return nullptr; }
-#endif
-#if !defined(SIMDPLAN_HAVE_AVX512)
-const KernelTable* kernels_avx512() { return nullptr; }
-#endif
-
 namespace {
 
 bool cpu_has_avx2() {
@@ -45,30 +38,30 @@ std::atomic<const KernelTable*> g_active{nullptr};
 
 std::vector<std::string> compiled_isas() {
   std::vector<std::string> out{"scalar"};
-  if (kernels_avx2()) out.push_back("avx2");
-  if (kernels_avx512()) out.push_back("avx512");
+  if (compiled_table<KernelTable>(Isa::kAvx2)) out.push_back("avx2");
+  if (compiled_table<KernelTable>(Isa::kAvx512)) out.push_back("avx512");
   return out;
 }
 
 std::vector<std::string> available_isas() {
   std::vector<std::string> out{"scalar"};
-  if (kernels_avx2() && cpu_has_avx2()) out.push_back("avx2");
-  if (kernels_avx512() && cpu_has_avx512()) out.push_back("avx512");
+  if (compiled_table<KernelTable>(Isa::kAvx2) && cpu_has_avx2()) out.push_back("avx2");
+  if (compiled_table<KernelTable>(Isa::kAvx512) && cpu_has_avx512()) out.push_back("avx512");
   return out;
 }
 
 const KernelTable* find_isa(const std::string& name) {
-  if (name == "scalar") return kernels_scalar();
+  if (name == "scalar") return compiled_table<KernelTable>(Isa::kScalar);
   if (name == "avx2") {
-    if (!kernels_avx2()) throw std::invalid_argument("ISA 'avx2' was not compiled into this build of simdplan");
+    if (!compiled_table<KernelTable>(Isa::kAvx2)) throw std::invalid_argument("ISA 'avx2' was not compiled into this build of simdplan");
     if (!cpu_has_avx2()) throw std::invalid_argument("ISA 'avx2' is not supported by this CPU (needs AVX2 and FMA)");
-    return kernels_avx2();
+    return compiled_table<KernelTable>(Isa::kAvx2);
   }
   if (name == "avx512") {
-    if (!kernels_avx512()) throw std::invalid_argument("ISA 'avx512' was not compiled into this build of simdplan");
+    if (!compiled_table<KernelTable>(Isa::kAvx512)) throw std::invalid_argument("ISA 'avx512' was not compiled into this build of simdplan");
     if (!cpu_has_avx512())
       throw std::invalid_argument("ISA 'avx512' is not supported by this CPU (needs AVX-512 F, DQ, VL and BW)");
-    return kernels_avx512();
+    return compiled_table<KernelTable>(Isa::kAvx512);
   }
   throw std::invalid_argument("unknown ISA '" + name + "': expected one of scalar, avx2, avx512");
 }

@@ -1,10 +1,11 @@
-// dispatch.hh: ISA discovery and the active kernel table (see dispatch.cc).
+// dispatch.hh: ISA discovery, the active kernel table, and each family's table for it (see dispatch.cc).
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "simdplan/kernels.hh"
+#include "simdplan/collision/kernels.hh"
+#include "simdplan/isa.hh"
 
 namespace simdplan {
 
@@ -14,14 +15,38 @@ const KernelTable* find_isa(const std::string& name);  // throws std::invalid_ar
 void set_isa(const std::string& name);
 const KernelTable& active();
 
-// The table of the active ISA among one family's builds (nullptr where a build is not compiled in).
+// A family's table of one ISA build, nullptr where that build is not compiled in. Only the
+// ISA-neutral sources (compiled with SIMDPLAN_HAVE_*) may use it: elsewhere it would claim the
+// AVX builds are missing.
+template <class Table>
+const Table* compiled_table(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+#if defined(SIMDPLAN_HAVE_AVX512)
+      return isa_table<Table, Isa::kAvx512>();
+#else
+      return nullptr;
+#endif
+    case Isa::kAvx2:
+#if defined(SIMDPLAN_HAVE_AVX2)
+      return isa_table<Table, Isa::kAvx2>();
+#else
+      return nullptr;
+#endif
+    case Isa::kScalar:
+      break;
+  }
+  return isa_table<Table, Isa::kScalar>();
+}
+
+// The family's table of the ISA that active() names, so set_isa() switches every family at once.
 // NOTE: an ISA without its own build of the family gets the scalar table: slower, never different.
 template <class Table>
-const Table& pick_active(const Table* scalar, const Table* avx2, const Table* avx512) {
+const Table& active_table() {
   const std::string_view name = active().name;
-  if (name == "avx512" && avx512) return *avx512;
-  if (name == "avx2" && avx2) return *avx2;
-  return *scalar;
+  const Isa isa = name == "avx512" ? Isa::kAvx512 : name == "avx2" ? Isa::kAvx2 : Isa::kScalar;
+  const Table* table = compiled_table<Table>(isa);
+  return table ? *table : *isa_table<Table, Isa::kScalar>();
 }
 
 }  // namespace simdplan

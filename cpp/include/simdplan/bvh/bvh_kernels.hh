@@ -1,13 +1,14 @@
 // simdplan/bvh/bvh_kernels.hh: the BVH and sphere-triangle entry points one ISA build provides (ISA-neutral).
 //
-// cpp/src/bvh_isa.cc is compiled once per ISA (like nearest_isa.cc) and fills one BvhKernels;
-// bvh_kernels_active() (cpp/src/bvh.cc) returns the table of the ISA that simdplan::active() names,
+// cpp/src/bvh/bvh_isa.cc is compiled once per ISA (like nearest_isa.cc) and fills one BvhKernels;
+// bvh_kernels_active() (cpp/src/bvh/bvh.cc) returns the table of the ISA that simdplan::active() names,
 // so simdplan.set_isa() switches these queries too. Only PODs cross here. All inputs are finite
 // (the bindings check): centres n x 3 float32 row-major, world frame, metres; radii >= 0.
 #pragma once
 #include <cstdint>
 
 #include "simdplan/bvh/bvh_view.hh"
+#include "simdplan/isa.hh"
 
 namespace simdplan {
 
@@ -41,9 +42,12 @@ struct BvhKernels {
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).
-const BvhKernels* bvh_kernels_scalar();
-const BvhKernels* bvh_kernels_avx2();
-const BvhKernels* bvh_kernels_avx512();
+template <>
+const BvhKernels* isa_table<BvhKernels, Isa::kScalar>();
+template <>
+const BvhKernels* isa_table<BvhKernels, Isa::kAvx2>();
+template <>
+const BvhKernels* isa_table<BvhKernels, Isa::kAvx512>();
 
 // The table matching simdplan::active().name (scalar for a name without a build).
 const BvhKernels& bvh_kernels_active();

@@ -1,6 +1,6 @@
 // simdplan/bvh/bvh_view.hh: a built AABB tree and a triangle mesh over it, as flat arrays (ISA-neutral PODs).
 //
-// Built once by simdplan::bvh::Bvh / bvh::TriMesh (bvh/bvh.hh, src/bvh.cc), read by the per-ISA
+// Built once by simdplan::bvh::Bvh / bvh::TriMesh (bvh/bvh.hh, src/bvh/bvh.cc), read by the per-ISA
 // query templates (bvh/bvh_query.hh) through these views, never copied per query. World frame,
 // metres, float32.
 //

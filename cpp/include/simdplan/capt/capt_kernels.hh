@@ -1,12 +1,13 @@
 // simdplan/capt/capt_kernels.hh: the CAPT query entry points one ISA build provides (ISA-neutral).
 //
-// cpp/src/capt_isa.cc is compiled once per ISA (like kernels_isa.cc) and fills one CaptKernels;
-// capt_kernels_active() (cpp/src/capt.cc) returns the table of the ISA that simdplan::active()
+// cpp/src/capt/capt_isa.cc is compiled once per ISA (like kernels_isa.cc) and fills one CaptKernels;
+// capt_kernels_active() (cpp/src/capt/tree.cc) returns the table of the ISA that simdplan::active()
 // names, so simdplan.set_isa() switches the standalone CAPT queries too. Only PODs cross this line.
 #pragma once
 #include <cstdint>
 
 #include "simdplan/capt/view.hh"
+#include "simdplan/isa.hh"
 
 namespace simdplan {
 
@@ -26,9 +27,12 @@ struct CaptKernels {
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).
-const CaptKernels* capt_kernels_scalar();
-const CaptKernels* capt_kernels_avx2();
-const CaptKernels* capt_kernels_avx512();
+template <>
+const CaptKernels* isa_table<CaptKernels, Isa::kScalar>();
+template <>
+const CaptKernels* isa_table<CaptKernels, Isa::kAvx2>();
+template <>
+const CaptKernels* isa_table<CaptKernels, Isa::kAvx512>();
 
 // The table matching simdplan::active().name (scalar for a name without a CAPT build).
 const CaptKernels& capt_kernels_active();

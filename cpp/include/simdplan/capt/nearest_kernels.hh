@@ -1,12 +1,13 @@
 // simdplan/capt/nearest_kernels.hh: the nearest-point entry points one ISA build provides (ISA-neutral).
 //
-// cpp/src/nearest_isa.cc is compiled once per ISA (like capt_isa.cc) and fills one NearestKernels;
-// nearest_kernels_active() (cpp/src/nearest_tree.cc) returns the table of the ISA that
+// cpp/src/capt/nearest_isa.cc is compiled once per ISA (like capt_isa.cc) and fills one NearestKernels;
+// nearest_kernels_active() (cpp/src/capt/nearest_tree.cc) returns the table of the ISA that
 // simdplan::active() names, so simdplan.set_isa() switches these queries too. Only PODs cross here.
 #pragma once
 #include <cstdint>
 
 #include "simdplan/capt/nearest_view.hh"
+#include "simdplan/isa.hh"
 
 namespace simdplan {
 
@@ -24,9 +25,12 @@ struct NearestKernels {
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).
-const NearestKernels* nearest_kernels_scalar();
-const NearestKernels* nearest_kernels_avx2();
-const NearestKernels* nearest_kernels_avx512();
+template <>
+const NearestKernels* isa_table<NearestKernels, Isa::kScalar>();
+template <>
+const NearestKernels* isa_table<NearestKernels, Isa::kAvx2>();
+template <>
+const NearestKernels* isa_table<NearestKernels, Isa::kAvx512>();
 
 // The table matching simdplan::active().name (scalar for a name without a build).
 const NearestKernels& nearest_kernels_active();

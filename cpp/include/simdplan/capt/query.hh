@@ -96,7 +96,7 @@ SIMDPLAN_INLINE bool capt_leaf_hit(const CaptView& t, const CaptLeaf& leaf, floa
 
 // false if no sphere of radius rr - point_radius centred at (x, y, z) reaches a point: its cell
 // in the grid serving rr is clear or outside the grid (capt/view.hh "grid"; the proof is at
-// near_grid in capt.cc)
+// near_grid in src/capt/grid.cc)
 SIMDPLAN_INLINE bool capt_grid_near(const CaptView& t, float x, float y, float z, float rr) {
   if (!t.grid_bits) return true;
   const CaptGrid& g = t.grid[rr <= t.grid_small_rr ? 1 : 0];

@@ -9,11 +9,11 @@
 // CaptView (layout in capt/view.hh), immutable after construction, so one tree can be shared by
 // any number of concurrent queries and held by an environment without per-call copies.
 //
-// Build (capt.cc), as in the paper plus what keeps it exact and bounded:
+// Build (src/capt/build.cc), as in the paper plus what keeps it exact and bounded:
 //  1. exact duplicate points are dropped (a hash set; identical points answer identically);
 //  2. the distinct points are padded with +inf points to n2 = 2^depth and partitioned into a
 //     balanced k-d tree by median splits cycling x, y, z, level by level (a quickselect, select()
-//     in capt.cc); the split values go to an Eytzinger array;
+//     in src/capt/build.cc); the split values go to an Eytzinger array;
 //  3. a depth-first pass carries down, for every cell, the points outside it that lie within
 //     R = (r_max + point_radius)(1 + 1e-5) of it (by value, filtered in float with outward
 //     rounding, so never too few); a leaf affords its own point plus that list and stores their
@@ -39,7 +39,7 @@
 //     the small radii, up to a quarter of the way from r_min to r_max (at most 2^21 cells).
 //     O(n + cells).
 // The margins make the float32 queries exact for radii in [r_min, r_max] (proof sketch in
-// capt.cc). A build that would store more than 2^27 points (1.5 GB) stops with std::length_error.
+// src/capt/build.cc). A build that would store more than 2^27 points (1.5 GB) stops with std::length_error.
 //
 // Complexity: time O(n log n + A), memory O(n + S), where S = stored points over all leaves and
 // A = the carried-list lengths summed over all cells (about 3 S). S ~ n k, k = points within R of

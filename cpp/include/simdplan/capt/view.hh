@@ -20,7 +20,7 @@
 //           cell (ix, iy, iz) is bit iz % 64 of word base + (ix * n[1] + iy) * words + iz / 64. A
 //           clear bit (or a centre outside the grid) proves that no sphere the grid serves, centred
 //           in that cell, reaches a point (capt_grid_near in capt/query.hh, the margins in
-//           capt.cc), so such queries skip the tree.
+//           src/capt/grid.cc), so such queries skip the tree.
 // Collision rule: a sphere (c, r) collides iff some point p has |c - p| < r + point_radius
 // (strict; touching is free), valid only for r_min <= r <= r_max (the caller enforces it).
 #pragma once

@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "simdplan/kernels.hh"
+#include "simdplan/collision/kernels.hh"
 
 namespace simdplan {
 

@@ -31,7 +31,7 @@
 #include "simdplan/capt/nearest_query.hh"
 #include "simdplan/vec/scalar.hh"
 #include "simdplan/collision/validity.hh"
-#include "simdplan/kernels.hh"
+#include "simdplan/collision/kernels.hh"
 
 namespace simdplan::SIMDPLAN_NS {
 
@@ -82,7 +82,7 @@ SIMDPLAN_NOINLINE V group_mesh_min(const RobotView& rb, const LaneScratch<V>& s,
   const V reach = best + R;  // the bound's points beyond this cannot lower best (a surface: d >= 0)
   // NOTE: the box distance, shrunk by 1e-6 (relative and metres) against float rounding, must stay below
   auto box_near = [&](V x, V y, V z, V lim) {
-    const V d = sphere_box_sdist(x, y, z, box);
+    const V d = sphere_box_sdist(x, y, z, geom::record_as<geom::Box>(box));
     return (d - V::fill(1e-6f) * (vabs(d) + V::fill(1.0f)) < lim).bits();
   };
   const uint32_t live = (reach > zero).bits() & box_near(s.bx[g], s.by[g], s.bz[g], reach);

@@ -1,7 +1,7 @@
 // simdplan/collision/environment_view.hh: the obstacle set as flat float arrays (ISA-neutral POD).
 //
 // World frame, metres. One array per shape kind, one fixed-size record per obstacle; the layouts
-// are documented beside each shape-pair test in simdplan/geom/. Filled by the Python
+// are the structs of simdplan/geom/records.hh. Filled by the Python
 // simdplan.collision.Environment builder, which validates every number before it gets here.
 // A conservative pre-filter covers all kinds at once: every obstacle has a world AABB (rounded
 // outward; +-inf for planes), stored as six arrays (min x, y, z, max x, y, z) of n_obstacles +
@@ -10,13 +10,14 @@
 //
 // Point clouds are obstacles of kind kObsCloud: their AABB (points grown by the point radius) is in
 // the same broad phase, obstacle_record is the cloud's index, and obstacle_data gives its AABB as a
-// box record (cloud_boxes) for the bounding-sphere pre-test. The exact test goes through the
+// box record (records[kObsCloud]) for the bounding-sphere pre-test. The exact test goes through the
 // cloud's CAPT (clouds[i], capt/query.hh), which answers only radii in [r_min, r_max]: every entry
 // point checks the robot's radii against that range before any kernel runs. Distances to a cloud
 // go through its nearest-point tree instead (capt/nearest_query.hh), which has no radius contract.
 //
 // Meshes (kObsMesh) and convex hulls (kObsConvex) follow the same pattern: a box record of their
-// world AABB (mesh_boxes, hull_boxes) for the broad phase and the bounding-sphere pre-test, and
+// world AABB (records[kObsMesh], records[kObsConvex]) for the broad phase and the bounding-sphere
+// pre-test, and
 // the exact test through their own structure:
 //   mesh i   meshes[i], an AABB tree over its triangles in the WORLD frame (bvh/bvh_view.hh); a
 //            surface: a sphere collides iff its centre is strictly closer to a triangle than r.
@@ -31,16 +32,11 @@
 #include "simdplan/bvh/bvh_view.hh"
 #include "simdplan/capt/nearest_view.hh"
 #include "simdplan/capt/view.hh"
+#include "simdplan/geom/records.hh"
 #include "simdplan/gjk/gjk_kernels.hh"
 #include "simdplan/gjk/hull_view.hh"
 
 namespace simdplan {
-
-constexpr int kSphereFloats = 4;    // x y z r
-constexpr int kCapsuleFloats = 8;   // x y z ax ay az half_length radius
-constexpr int kCylinderFloats = 8;  // x y z ax ay az half_length radius
-constexpr int kBoxFloats = 16;      // x y z ux(3) uy(3) uz(3) hx hy hz pad
-constexpr int kPlaneFloats = 4;     // nx ny nz d
 
 constexpr int32_t kAabbPad = 16;  // widest vector
 
@@ -54,36 +50,34 @@ enum ObstacleKind : int32_t {
   kObsMesh = 6,
   kObsConvex = 7
 };
+constexpr int32_t kObstacleKinds = 8;
+constexpr int32_t kRecordKinds = 5;  // kObsSphere .. kObsPlane: a closed-form test on a flat record
+
+// Floats per record of each kind (geom/records.hh); a cloud's, mesh's or hull's record is its
+// world AABB as a geom::Box.
+constexpr int32_t kObstacleRecordFloats[kObstacleKinds] = {
+    geom::kRecordFloats<geom::Sphere>, geom::kRecordFloats<geom::Capsule>, geom::kRecordFloats<geom::Cylinder>,
+    geom::kRecordFloats<geom::Box>,    geom::kRecordFloats<geom::Plane>,   geom::kRecordFloats<geom::Box>,
+    geom::kRecordFloats<geom::Box>,    geom::kRecordFloats<geom::Box>};
 
 struct EnvironmentView {
-  int32_t n_spheres;
-  const float* spheres;
-  int32_t n_capsules;
-  const float* capsules;
-  int32_t n_cylinders;
-  const float* cylinders;
-  int32_t n_boxes;
-  const float* boxes;
-  int32_t n_planes;
-  const float* planes;
+  // records[kind]: the obstacles of that kind, kObstacleRecordFloats[kind] floats each, in record order
+  const float* records[kObstacleKinds];
   int32_t n_obstacles;             // all kinds
   const float* aabb_soa;           // 6 x (n_obstacles + kAabbPad)
   const int32_t* obstacle_kind;    // ObstacleKind
   const int32_t* obstacle_record;  // index within its kind's array
   int32_t n_clouds;
   const CaptView* clouds;    // n_clouds; depth < 0: not built yet (the entry checks refuse it)
-  const float* cloud_boxes;  // kBoxFloats per cloud: its AABB as an axis-aligned box record
   // Distance queries (collision/distance.hh): each cloud's nearest-point tree (depth < 0: not built
   // yet; the distance entry points refuse it) and its point radius.
   const NearestView* cloud_nearest;
   const float* clouds_point_radius;
   int32_t n_meshes;
   const TriMeshView* meshes;
-  const float* mesh_boxes;  // kBoxFloats per mesh: its world AABB as an axis-aligned box record
   int32_t n_hulls;
   const HullView* hulls;
   const GjkPose* hull_poses;
-  const float* hull_boxes;  // kBoxFloats per hull: its world AABB
   const int32_t* hull_plane_begin;  // n_hulls + 1
   const float* hull_planes;         // 4 floats per plane, world frame
   const float* hull_plane_abs;      // per hull: largest |h| of its planes

@@ -12,12 +12,8 @@
 #include "simdplan/bvh/bvh_query.hh"
 #include "simdplan/capt/query.hh"
 #include "simdplan/collision/environment_view.hh"
+#include "simdplan/collision/obstacle_kinds.hh"
 #include "simdplan/config.hh"
-#include "simdplan/geom/sphere_box.hh"
-#include "simdplan/geom/sphere_capsule.hh"
-#include "simdplan/geom/sphere_cylinder.hh"
-#include "simdplan/geom/sphere_plane.hh"
-#include "simdplan/geom/sphere_sphere.hh"
 
 namespace simdplan::SIMDPLAN_NS {
 
@@ -77,18 +73,10 @@ SIMDPLAN_INLINE bool for_each_candidate(const EnvironmentView& env, const float 
   return false;
 }
 
+// The record of obstacle idx (its AABB as a box for clouds, meshes and hulls).
 SIMDPLAN_INLINE const float* obstacle_data(const EnvironmentView& env, int32_t idx) {
-  const int32_t r = env.obstacle_record[idx];
-  switch (env.obstacle_kind[idx]) {
-    case kObsSphere: return env.spheres + int64_t(r) * kSphereFloats;
-    case kObsCapsule: return env.capsules + int64_t(r) * kCapsuleFloats;
-    case kObsCylinder: return env.cylinders + int64_t(r) * kCylinderFloats;
-    case kObsBox: return env.boxes + int64_t(r) * kBoxFloats;
-    case kObsPlane: return env.planes + int64_t(r) * kPlaneFloats;
-    case kObsMesh: return env.mesh_boxes + int64_t(r) * kBoxFloats;  // its AABB as a box
-    case kObsConvex: return env.hull_boxes + int64_t(r) * kBoxFloats;
-    default: return env.cloud_boxes + int64_t(r) * kBoxFloats;  // kObsCloud
-  }
+  const int32_t kind = env.obstacle_kind[idx];
+  return env.records[kind] + int64_t(env.obstacle_record[idx]) * kObstacleRecordFloats[kind];
 }
 
 // Kinds with a structure of their own (shape_hit_bits), whose record is only their AABB.
@@ -113,7 +101,7 @@ SIMDPLAN_NOINLINE inline double hull_sdist(const EnvironmentView& env, int32_t i
   const double c[3] = {x, y, z}, zero = 0.0;
   double clearance, w[3];
   int32_t status;
-  gjk_kernels_scalar()->sphere_distance(&env.hulls[i], &env.hull_poses[i], kSupportAuto, c, &zero, 1, &clearance, w,
+  isa_table<GjkKernels, Isa::kScalar>()->sphere_distance(&env.hulls[i], &env.hull_poses[i], kSupportAuto, c, &zero, 1, &clearance, w,
                                         &status);
   if (witness) witness[0] = w[0], witness[1] = w[1], witness[2] = w[2];
   return clearance;
@@ -153,7 +141,7 @@ SIMDPLAN_NOINLINE inline double hull_support_gap(const EnvironmentView& env, int
   const float uf[3] = {float(u[0]), float(u[1]), float(u[2])};
   int64_t idx;
   float val;
-  gjk_kernels_scalar()->support_plain(&h, uf, 1, &idx, &val);
+  isa_table<GjkKernels, Isa::kScalar>()->support_plain(&h, uf, 1, &idx, &val);
   // the supporting plane {v : uf . v = max}: exact for the vertex found, in double
   const double ud[3] = {uf[0], uf[1], uf[2]};
   const double un = std::sqrt(ud[0] * ud[0] + ud[1] * ud[1] + ud[2] * ud[2]);
@@ -207,29 +195,21 @@ SIMDPLAN_INLINE uint32_t shape_hit_bits(const EnvironmentView& env, int32_t idx,
   }
 }
 
-// per lane: true if sphere (x,y,z,r) penetrates the obstacle of `kind` with record o
+// per lane: true if sphere (x,y,z,r) penetrates the obstacle of record kind `kind` with record o
 template <class V>
 SIMDPLAN_INLINE typename V::Mask obstacle_hit(int32_t kind, const float* o, V x, V y, V z, V r) {
-  switch (kind) {
-    case kObsSphere: return sphere_sphere_hit(x, y, z, r, o);
-    case kObsCapsule: return sphere_capsule_hit(x, y, z, r, o);
-    case kObsCylinder: return sphere_cylinder_hit(x, y, z, r, o);
-    case kObsBox: return sphere_box_hit(x, y, z, r, o);
-    default: return sphere_plane_hit(x, y, z, r, o);  // kObsPlane (clouds never come here: record_kind)
-  }
+  return with_record_kind(kind, o, [&](auto row, const auto& rec) SIMDPLAN_LAMBDA_INLINE {
+    return decltype(row)::hit(rec, x, y, z, r);
+  });
 }
 
-// per lane: signed distance from (x,y,z) to the surface of the obstacle of `kind` (negative inside);
-// a sphere of radius r penetrates it by r - this
+// per lane: signed distance from (x,y,z) to the surface of the obstacle of record kind `kind`
+// (negative inside); a sphere of radius r penetrates it by r - this
 template <class V>
 SIMDPLAN_INLINE V obstacle_sdist(int32_t kind, const float* o, V x, V y, V z) {
-  switch (kind) {
-    case kObsSphere: return vsqrt(sphere_sphere_sqdist(x, y, z, o)) - V::fill(o[3]);
-    case kObsCapsule: return vsqrt(sphere_capsule_sqdist(x, y, z, o)) - V::fill(o[7]);
-    case kObsCylinder: return sphere_cylinder_sdist(x, y, z, o);
-    case kObsBox: return sphere_box_sdist(x, y, z, o);
-    default: return sphere_plane_sdist(x, y, z, o);
-  }
+  return with_record_kind(kind, o, [&](auto row, const auto& rec) SIMDPLAN_LAMBDA_INLINE {
+    return decltype(row)::sdist(rec, x, y, z);
+  });
 }
 
 }  // namespace simdplan::SIMDPLAN_NS

@@ -1,7 +1,7 @@
 // simdplan/geom/sphere_triangle.hh: sphere against a triangle (the surface, not a solid), per lane.
 //
 // Triangle record, kTriStride = 32 floats (bvh/bvh_view.hh), built once in double precision from
-// the float32 vertices by bvh::make_triangle_record (src/bvh.cc), world frame, metres:
+// the float32 vertices by bvh::make_triangle_record (src/bvh/bvh.cc), world frame, metres:
 //    0..8   v0, v1, v2 (x y z each), the vertices exactly as given
 //    9..11  n: unit normal of (v1 - v0) x (v2 - v0); 0 for a degenerate triangle
 //   12..20  m0, m1, m2: m_k = n x (v_{k+1} - v_k), the in-plane normal of edge k pointing inwards

@@ -1,12 +1,13 @@
 // simdplan/gjk/gjk_kernels.hh: the support and GJK entry points one ISA build provides (ISA-neutral).
 //
-// cpp/src/gjk_isa.cc is compiled once per ISA (like capt_isa.cc) and fills one GjkKernels;
-// gjk_kernels_active() (cpp/src/hull.cc) returns the table of the ISA that simdplan::active()
+// cpp/src/gjk/gjk_isa.cc is compiled once per ISA (like capt_isa.cc) and fills one GjkKernels;
+// gjk_kernels_active() (cpp/src/gjk/hull.cc) returns the table of the ISA that simdplan::active()
 // names, so simdplan.set_isa() switches these queries too. Only PODs cross this line.
 #pragma once
 #include <cstdint>
 
 #include "simdplan/gjk/hull_view.hh"
+#include "simdplan/isa.hh"
 
 namespace simdplan {
 
@@ -58,9 +59,12 @@ struct GjkKernels {
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).
-const GjkKernels* gjk_kernels_scalar();
-const GjkKernels* gjk_kernels_avx2();
-const GjkKernels* gjk_kernels_avx512();
+template <>
+const GjkKernels* isa_table<GjkKernels, Isa::kScalar>();
+template <>
+const GjkKernels* isa_table<GjkKernels, Isa::kAvx2>();
+template <>
+const GjkKernels* isa_table<GjkKernels, Isa::kAvx512>();
 
 // The table matching simdplan::active().name (scalar for a name without a GJK build).
 const GjkKernels& gjk_kernels_active();

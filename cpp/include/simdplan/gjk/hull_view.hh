@@ -1,6 +1,6 @@
 // simdplan/gjk/hull_view.hh: a built convex hull as flat arrays (ISA-neutral POD).
 //
-// Built once by simdplan::gjk::Hull (gjk/hull.hh, cpp/src/hull.cc) from the hull's vertices, their
+// Built once by simdplan::gjk::Hull (gjk/hull.hh, cpp/src/gjk/hull.cc) from the hull's vertices, their
 // adjacency and the boundary triangles; read by the per-ISA support and GJK templates
 // (gjk/support.hh, gjk/gjk.hh) through this view, never copied per query. All coordinates are in
 // the hull's own (local) frame, metres; a query brings its pose.
@@ -46,7 +46,7 @@ constexpr uint16_t kHullLineLinked = 0x8000;
 constexpr int kHullLineArtShift = 5;
 constexpr int32_t kHullMaxLines = 0xFFFF;  // lines 0 .. 65534 (and the spare) fit uint16 slots
 // Artificial edges per vertex by default (at most the spare slots), on hulls of at least
-// kHullArtificialFrom vertices (smaller ones get none by default). PERF: see cpp/src/hull.cc.
+// kHullArtificialFrom vertices (smaller ones get none by default). PERF: see cpp/src/gjk/hull.cc.
 constexpr int32_t kHullDefaultArtificial = 8;
 constexpr int32_t kHullArtificialFrom = 2000;
 

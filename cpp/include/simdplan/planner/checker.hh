@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "simdplan/collision/certified_link.hh"
-#include "simdplan/kernels.hh"
+#include "simdplan/collision/kernels.hh"
 #include "simdplan/deadline.hh"
 #include "simdplan/planner/planner_settings.hh"
 

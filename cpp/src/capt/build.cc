@@ -1,5 +1,6 @@
-// capt.cc: builds simdplan::capt::Tree (algorithm and complexity in capt/tree.hh) and picks the
-// CAPT query table of the ISA in use. ISA-neutral: compiled once, without -m flags.
+// build.cc: the Builder of simdplan::capt::Tree's levels (algorithm and complexity in
+// capt/tree.hh). ISA-neutral: compiled once, without -m flags. Its AVX-512 loops are in
+// build_avx512.cc; tree.cc checks the input and calls it, grid.cc builds the occupancy grids.
 //
 // Why the float32 queries of capt/query.hh are exact for radii in [r_min, r_max] (u = 2^-24):
 // a computed squared distance d2 = fl(dx^2 + dy^2 + dz^2) is within 5u of the true value (each
@@ -22,8 +23,6 @@
 // the same float and double expressions, unfused and in the same order, as the portable ones, so
 // both build the same tree (tests/test_capt.py checks it).
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -31,61 +30,19 @@
 #include <string>
 #include <utility>
 #include <vector>
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <immintrin.h>
-#endif
 
-#include "dispatch.hh"
-#include "simdplan/capt/capt_kernels.hh"
+#include "build_parts.hh"
 #include "simdplan/capt/tree.hh"
 #include "simdplan/deadline.hh"
 
-namespace simdplan {
-
-#if !defined(SIMDPLAN_HAVE_AVX2)
-const CaptKernels* capt_kernels_avx2() { return nullptr; }
-#endif
-#if !defined(SIMDPLAN_HAVE_AVX512)
-const CaptKernels* capt_kernels_avx512() { return nullptr; }
-#endif
-
-const CaptKernels& capt_kernels_active() {
-  return pick_active(capt_kernels_scalar(), capt_kernels_avx2(), capt_kernels_avx512());
-}
-
-namespace capt {
-
-FloatBuffer& FloatBuffer::operator=(FloatBuffer&& o) noexcept {
-  if (this != &o) {
-    std::free(p_);
-    p_ = o.p_, n_ = o.n_, cap_ = o.cap_;
-    o.p_ = nullptr, o.n_ = o.cap_ = 0;
-  }
-  return *this;
-}
-
-FloatBuffer::~FloatBuffer() { std::free(p_); }
-
-void FloatBuffer::reserve(size_t m) {
-  if (m <= cap_) return;
-  void* q = std::realloc(p_, m * sizeof(float));
-  if (!q) throw std::bad_alloc();
-  p_ = static_cast<float*>(q);
-  cap_ = m;
-}
-
-void FloatBuffer::append(const float* src, size_t m) {
-  if (n_ + m > cap_) reserve(std::max<size_t>({n_ + m, 2 * cap_, 1024}));
-  if (m) std::memcpy(p_ + n_, src, m * sizeof(float));
-  n_ += m;
-}
+namespace simdplan::capt {
 
 namespace {
 
-constexpr double kRel = 1e-5;        // relative margins of R and r_min, see the file preamble
+using namespace build_parts;
+
 constexpr double kDomMargin = 2e-6;  // dominance margin, in units of R^2 (the proof needs 16u = 9.5e-7)
 constexpr int64_t kMaxAfforded = int64_t(1) << 27;  // 1.5 GB of stored points: refuse beyond
-constexpr double kMaxAbs = 1e12;    // coordinates and radii: squared distances stay finite in float32
 constexpr int kKnn = 8;             // neighbours tried as dominators
 // own_prune runs on leaf lists of at least this many points: shorter ones fit the two vectors a
 // query tests at once anyway. PERF: on every list it cost uniform clouds more than it saved (10k
@@ -98,65 +55,11 @@ constexpr int64_t kSearchBucket = 8;  // neighbour search scans subtrees this sm
 // Dominance rarely holds on a cell much wider than R (the bisector of a point and its neighbour
 // must clear the whole cell), so the search for dominators is spent only on cells up to 2R across.
 constexpr double kPruneCellDiam2 = 4.0;
-constexpr int64_t kMaxPoints = int64_t(1) << 30;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr float kInfF = std::numeric_limits<float>::infinity();
-
-struct P3 {
-  float c[3];
-};
-
-// Distinct points in input order (first occurrence kept), -0 folded into +0: an open-addressing
-// hash set over the coordinates' bits. PERF: 2.8 ms for 100k points; std::sort + std::unique took
-// 10 ms.
-std::vector<P3> distinct_points(const float* xyz, int64_t n) {
-  std::vector<P3> out;
-  out.reserve(size_t(n));
-  size_t cap = 16;
-  while (cap < size_t(2 * n)) cap <<= 1;
-  std::vector<int32_t> table(cap, -1);
-  const uint64_t mask = cap - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    P3 p{{xyz[3 * i] + 0.0f, xyz[3 * i + 1] + 0.0f, xyz[3 * i + 2] + 0.0f}};
-    uint32_t b[3];
-    std::memcpy(b, p.c, sizeof b);
-    uint64_t h = (uint64_t(b[0]) | (uint64_t(b[1]) << 32)) * 0x9E3779B97F4A7C15ull;
-    h ^= (uint64_t(b[2]) + (h >> 29)) * 0xC2B2AE3D27D4EB4Full;
-    h ^= h >> 32;
-    uint64_t slot = h & mask;
-    bool seen = false;
-    while (table[slot] >= 0) {
-      if (std::memcmp(out[size_t(table[slot])].c, p.c, sizeof p.c) == 0) {
-        seen = true;
-        break;
-      }
-      slot = (slot + 1) & mask;
-    }
-    if (!seen) {
-      table[slot] = int32_t(out.size());
-      out.push_back(p);
-    }
-  }
-  return out;
-}
 
 struct Cell {
   double lo[3], hi[3];  // half-open: lo <= c < hi
 };
-
-// A cell box rounded outward to float, for the candidate filter.
-struct BoxF {
-  float lo[3], hi[3];
-};
-
-float down(double v) {
-  float f = float(v);
-  return double(f) > v ? std::nextafter(f, -kInfF) : f;
-}
-float up(double v) {
-  float f = float(v);
-  return double(f) < v ? std::nextafter(f, kInfF) : f;
-}
 
 // Candidate points carried by value (structure of arrays) with their index in the partitioned
 // order; the arrays only grow, `n` is the current length.
@@ -171,187 +74,6 @@ struct Soa {
     if (x.size() < m) x.resize(m), y.resize(m), z.resize(m), id.resize(m);
   }
 };
-
-// The two hot loops of the build, for CPUs with AVX-512 (picked at run time: this file is compiled
-// without -m flags and must run anywhere). They compute exactly what the portable loops in Builder
-// compute, operation for operation in the same order and without fused multiply-adds, so a tree
-// is the same on every machine. PERF: the portable loops compact their survivors with one scalar
-// store per array and element, the larger half of the build's time; compress-stores do 16 at once.
-// Build time side by side (C++ harness /tmp/capt2/mbb.cc, min of 9 builds, Xeon @ 2.5 GHz with a
-// busy sibling vCPU; MotionBenchMaker clouds at 2 cm, uniform in a 2 m cube), before -> own-point
-// pruning of leaves (portable loops) -> with these AVX-512 loops -> also the level above (now):
-//   cage 7k:      16.3 -> 16.4 -> 9.2 -> 9.0 ms (73 -> 37 -> 33 stored points per leaf)
-//   bookshelf 8k: 12.1 ->  -   -> 7.8 -> 7.6 ms
-//   uniform 10k / 30k / 100k: 8.4 / 32.2 / 199 -> 9.5 / 38.7 / - (portable loops, every list)
-//     -> 7.0 / 25.2 / 128 -> 7.0 / 22.4 / 130 ms
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define SIMDPLAN_CAPT_X86_KERNELS 1
-#define SIMDPLAN_AVX512_FN __attribute__((target("avx512f,avx512vl,avx512dq")))
-
-// gapf: d = max(lo - x, x - hi) (a > b ? a : b, as vmaxps), then 0.5 (d + |d|)
-SIMDPLAN_AVX512_FN inline __m512 gap16(__m512 v, __m512 l, __m512 h, __m512 half) {
-  const __m512 d = _mm512_max_ps(_mm512_sub_ps(l, v), _mm512_sub_ps(v, h));
-  return _mm512_mul_ps(half, _mm512_add_ps(d, _mm512_abs_ps(d)));
-}
-
-// dk*dk + max(-2 (lo_k - p_k) d_k, -2 (hi_k - p_k) d_k), d = b - p, for 8 candidates p (own_prune)
-SIMDPLAN_AVX512_FN inline __m512d dom8(__m256 f, double b, double lo, double hi) {
-  const __m512d m2 = _mm512_set1_pd(-2.0);
-  const __m512d p = _mm512_cvtps_pd(f);
-  const __m512d d = _mm512_sub_pd(_mm512_set1_pd(b), p);
-  const __m512d a = _mm512_mul_pd(_mm512_mul_pd(m2, _mm512_sub_pd(_mm512_set1_pd(lo), p)), d);
-  const __m512d c = _mm512_mul_pd(_mm512_mul_pd(m2, _mm512_sub_pd(_mm512_set1_pd(hi), p)), d);
-  // std::max(a, c) returns a unless a < c
-  const __m512d mx = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, c, _CMP_LT_OQ), a, c);
-  return _mm512_add_pd(_mm512_mul_pd(d, d), mx);
-}
-
-// Builder::filter: appends the candidates within the (rounded) distance to the box.
-SIMDPLAN_AVX512_FN size_t filter_avx512(const float* x, const float* y, const float* z, const int32_t* id, int32_t id0,
-                                        size_t m, const float* lo, const float* hi, float r2f, float* ox, float* oy,
-                                        float* oz, int32_t* oid, size_t w) {
-  const __m512 lx = _mm512_set1_ps(lo[0]), ly = _mm512_set1_ps(lo[1]), lz = _mm512_set1_ps(lo[2]);
-  const __m512 hx = _mm512_set1_ps(hi[0]), hy = _mm512_set1_ps(hi[1]), hz = _mm512_set1_ps(hi[2]);
-  const __m512 r2 = _mm512_set1_ps(r2f), half = _mm512_set1_ps(0.5f);
-  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  for (size_t t = 0; t < m; t += 16) {
-    const __mmask16 in = m - t >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (m - t)) - 1u);
-    const __m512 vx = _mm512_maskz_loadu_ps(in, x + t), vy = _mm512_maskz_loadu_ps(in, y + t),
-                 vz = _mm512_maskz_loadu_ps(in, z + t);
-    const __m512 gx = gap16(vx, lx, hx, half), gy = gap16(vy, ly, hy, half), gz = gap16(vz, lz, hz, half);
-    // (gx*gx + gy*gy) + gz*gz, as the scalar expression associates
-    const __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(gx, gx), _mm512_mul_ps(gy, gy)), _mm512_mul_ps(gz, gz));
-    const __mmask16 k = _mm512_mask_cmp_ps_mask(in, d2, r2, _CMP_LT_OQ);
-    const __m512i vid = id ? _mm512_maskz_loadu_epi32(in, id + t)
-                           : _mm512_add_epi32(_mm512_set1_epi32(id0 + int32_t(t)), iota);
-    // compress in registers, then store all 16 lanes (the outputs have kSoaSlack spare elements).
-    // PERF: compress-stores to memory were the hottest instructions of the build (perf annotate);
-    // with this and the same change in own_prune_avx512, side by side (bench_capt clouds, min of 15,
-    // quiet runs): uniform 10k / 30k / 100k 6.99 / 26.0 / 129 -> 6.95 / 22.4 / 128 ms, MotionBenchMaker
-    // bookshelf / cage 6.54 / 7.46 -> 6.50 / 7.31 ms (30k gains, the rest within noise)
-    _mm512_storeu_ps(ox + w, _mm512_maskz_compress_ps(k, vx));
-    _mm512_storeu_ps(oy + w, _mm512_maskz_compress_ps(k, vy));
-    _mm512_storeu_ps(oz + w, _mm512_maskz_compress_ps(k, vz));
-    _mm512_storeu_si512(oid + w, _mm512_maskz_compress_epi32(k, vid));
-    w += size_t(__builtin_popcount(k));
-  }
-  return w;
-}
-
-// Builder::own_prune, in place: keeps the candidates that none of the nb (1 or 2) points b[0..nb)
-// dominates on the box by margin m; with two, the survivors of pruning by b[0] and then by b[1],
-// in the same order, in one pass (a cell of two points).
-SIMDPLAN_AVX512_FN size_t own_prune_avx512(float* x, float* y, float* z, int32_t* id, size_t n, const double (*b)[3],
-                                           int nb, const double* lo, const double* hi, double m) {
-  const __m512d mm = _mm512_set1_pd(m);
-  size_t w = 0;
-  for (size_t t = 0; t < n; t += 8) {
-    const __mmask8 in = n - t >= 8 ? __mmask8(0xFF) : __mmask8((1u << (n - t)) - 1u);
-    const __m256 fx = _mm256_maskz_loadu_ps(in, x + t), fy = _mm256_maskz_loadu_ps(in, y + t),
-                 fz = _mm256_maskz_loadu_ps(in, z + t);
-    __mmask8 keep = in;
-    for (int j = 0; j < nb; ++j) {
-      const __m512d v = _mm512_add_pd(_mm512_add_pd(dom8(fx, b[j][0], lo[0], hi[0]), dom8(fy, b[j][1], lo[1], hi[1])),
-                                      dom8(fz, b[j][2], lo[2], hi[2]));
-      keep = _mm512_mask_cmp_pd_mask(keep, v, mm, _CMP_NLE_UQ);  // !(v <= m)
-    }
-    // in place (w <= t): a full 8-lane store at w overwrites only elements up to t + 7, already
-    // loaded (the arrays have kSoaSlack spare elements past n); the ids stay with their points for
-    // prune() further down
-    const __m256i vid = _mm256_maskz_loadu_epi32(in, id + t);
-    _mm256_storeu_ps(x + w, _mm256_maskz_compress_ps(keep, fx));
-    _mm256_storeu_ps(y + w, _mm256_maskz_compress_ps(keep, fy));
-    _mm256_storeu_ps(z + w, _mm256_maskz_compress_ps(keep, fz));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(id + w), _mm256_maskz_compress_epi32(keep, vid));
-    w += size_t(__builtin_popcount(keep));
-  }
-  return w;
-}
-
-// Builder::filter of one list for both children of a cell at once (boxes 0 and 1), into two
-// outputs; the gaps on axes where the boxes agree are computed once, with the same expressions.
-SIMDPLAN_AVX512_FN void filter2_avx512(const float* x, const float* y, const float* z, const int32_t* id, size_t m,
-                                       const BoxF* box, float r2f, float* const* o, int32_t* const* oid, size_t* w) {
-  __m512 l[2][3], h[2][3];
-  bool same[3];
-  for (int c = 0; c < 2; ++c)
-    for (int k = 0; k < 3; ++k) l[c][k] = _mm512_set1_ps(box[c].lo[k]), h[c][k] = _mm512_set1_ps(box[c].hi[k]);
-  for (int k = 0; k < 3; ++k) same[k] = box[0].lo[k] == box[1].lo[k] && box[0].hi[k] == box[1].hi[k];
-  const __m512 r2 = _mm512_set1_ps(r2f), half = _mm512_set1_ps(0.5f);
-  size_t w0 = w[0], w1 = w[1];
-  for (size_t t = 0; t < m; t += 16) {
-    const __mmask16 in = m - t >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (m - t)) - 1u);
-    const __m512 v[3] = {_mm512_maskz_loadu_ps(in, x + t), _mm512_maskz_loadu_ps(in, y + t),
-                         _mm512_maskz_loadu_ps(in, z + t)};
-    __m512 g0[3], g1[3];
-    for (int k = 0; k < 3; ++k) {
-      g0[k] = gap16(v[k], l[0][k], h[0][k], half);
-      g1[k] = same[k] ? g0[k] : gap16(v[k], l[1][k], h[1][k], half);
-    }
-    const __m512 d0 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(g0[0], g0[0]), _mm512_mul_ps(g0[1], g0[1])), _mm512_mul_ps(g0[2], g0[2]));
-    const __m512 d1 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(g1[0], g1[0]), _mm512_mul_ps(g1[1], g1[1])), _mm512_mul_ps(g1[2], g1[2]));
-    const __mmask16 k0 = _mm512_mask_cmp_ps_mask(in, d0, r2, _CMP_LT_OQ), k1 = _mm512_mask_cmp_ps_mask(in, d1, r2, _CMP_LT_OQ);
-    const __m512i vid = _mm512_maskz_loadu_epi32(in, id + t);
-    for (int k = 0; k < 3; ++k) {
-      _mm512_storeu_ps(o[k] + w0, _mm512_maskz_compress_ps(k0, v[k]));
-      _mm512_storeu_ps(o[3 + k] + w1, _mm512_maskz_compress_ps(k1, v[k]));
-    }
-    _mm512_storeu_si512(oid[0] + w0, _mm512_maskz_compress_epi32(k0, vid));
-    _mm512_storeu_si512(oid[1] + w1, _mm512_maskz_compress_epi32(k1, vid));
-    w0 += size_t(__builtin_popcount(k0));
-    w1 += size_t(__builtin_popcount(k1));
-  }
-  w[0] = w0, w[1] = w1;
-}
-
-// A leaf's list: own_prune by its point b (when b is given) in place, and the AABB of what is kept
-// folded into alo / ahi (min and max are exact, so the order of folding does not matter).
-SIMDPLAN_AVX512_FN size_t leaf_list_avx512(float* x, float* y, float* z, size_t n, const double* b, const double* lo,
-                                           const double* hi, double m, float* alo, float* ahi) {
-  __m256 l[3], h[3];
-  for (int k = 0; k < 3; ++k) l[k] = _mm256_set1_ps(alo[k]), h[k] = _mm256_set1_ps(ahi[k]);
-  size_t w = 0;
-  const __m512d mm = _mm512_set1_pd(m);
-  for (size_t t = 0; t < n; t += 8) {
-    const __mmask8 in = n - t >= 8 ? __mmask8(0xFF) : __mmask8((1u << (n - t)) - 1u);
-    const __m256 fx = _mm256_maskz_loadu_ps(in, x + t), fy = _mm256_maskz_loadu_ps(in, y + t),
-                 fz = _mm256_maskz_loadu_ps(in, z + t);
-    __mmask8 keep = in;
-    if (b) {
-      const __m512d v = _mm512_add_pd(_mm512_add_pd(dom8(fx, b[0], lo[0], hi[0]), dom8(fy, b[1], lo[1], hi[1])), dom8(fz, b[2], lo[2], hi[2]));
-      keep = _mm512_mask_cmp_pd_mask(in, v, mm, _CMP_NLE_UQ);
-      _mm256_storeu_ps(x + w, _mm256_maskz_compress_ps(keep, fx));
-      _mm256_storeu_ps(y + w, _mm256_maskz_compress_ps(keep, fy));
-      _mm256_storeu_ps(z + w, _mm256_maskz_compress_ps(keep, fz));
-    }
-    l[0] = _mm256_mask_min_ps(l[0], keep, l[0], fx), h[0] = _mm256_mask_max_ps(h[0], keep, h[0], fx);
-    l[1] = _mm256_mask_min_ps(l[1], keep, l[1], fy), h[1] = _mm256_mask_max_ps(h[1], keep, h[1], fy);
-    l[2] = _mm256_mask_min_ps(l[2], keep, l[2], fz), h[2] = _mm256_mask_max_ps(h[2], keep, h[2], fz);
-    w += size_t(__builtin_popcount(keep));
-  }
-  for (int k = 0; k < 3; ++k) {
-    alignas(32) float a[8], c[8];
-    _mm256_store_ps(a, l[k]);
-    _mm256_store_ps(c, h[k]);
-    for (int u = 0; u < 8; ++u) alo[k] = a[u] < alo[k] ? a[u] : alo[k], ahi[k] = c[u] > ahi[k] ? c[u] : ahi[k];
-  }
-  return w;
-}
-
-bool build_has_avx512() {
-  static const bool yes = [] {
-    // SIMDPLAN_CAPT_PORTABLE_BUILD=1 forces the portable loops (to test them on an AVX-512 machine)
-    const char* env = std::getenv("SIMDPLAN_CAPT_PORTABLE_BUILD");
-    if (env && env[0] == '1') return false;
-    for (const std::string& isa : available_isas())
-      if (isa == "avx512") return true;
-    return false;
-  }();
-  return yes;
-}
-#else
-bool build_has_avx512() { return false; }
-#endif
 
 class Builder {
  public:
@@ -868,236 +590,17 @@ class Builder {
   double search_d2_[kKnn];
   int32_t search_idx_[kKnn];
 };
-
-// The coarse occupancy grid of the view (capt/view.hh, step 7 in capt/tree.hh) over points
-// pts, for queries reaching up to R (r_max + point_radius, with the builder's slack).
-// Why a clear cell proves a query free: cells come from a = fl(fl(x - lo) * inv), x, lo and inv
-// floats; each rounding is relative to a value at most n < 2^13 cells, so a is within
-// delta = 2n 2^-24 < 0.002 of (x - lo) * inv. If |c - p| < R, then per axis the cell indices
-// floor(a_c) and floor(a_p) differ by at most ceil(R inv + 2 delta) <= reach (reach adds 0.05),
-// so c's cell lies within reach cells of p's marked cell, which the dilation sets. The grid
-// extends reach + 1 cells beyond the points' AABB on each side, so such a c is inside it too.
-struct NearGrid {
-  std::vector<uint64_t> bits;
-  float lo[3] = {0, 0, 0};
-  float inv = 0;
-  int32_t n[3] = {0, 0, 0};
-  int32_t words = 0;
-};
-
-// PERF: this file is built without -m flags, where __builtin_popcountll is a libgcc call
-inline int popcount64(uint64_t v) {
-  v -= (v >> 1) & 0x5555555555555555ull;
-  v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
-  v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-  return int((v * 0x0101010101010101ull) >> 56);
-}
-
-constexpr int64_t kGridMaxBits = int64_t(1) << 23;  // 1 MB
-// PERF: the small-radius grid's cells are 3.6x finer, so a cloud's grid would be 46x larger; at
-// 1 MB its zeroing and page faults cost a 10k-point uniform cloud in a 2 m cube a fifth of its
-// build. A MotionBenchMaker scene (about 1 m across, 1 cm cells) still fits this cap at full size.
-constexpr int64_t kSmallGridMaxBits = int64_t(1) << 21;  // 256 kB
-constexpr int64_t kGridMaxAxis = 4096;
-// cells per reach radius: 2.9 gives a reach of 3 cells. PERF: bench_capt --quick, AVX-512 lanes on
-// the MotionBenchMaker robot spheres, interleaved runs: 1.9 (reach 2) -> 2.9: bookshelf_small
-// 12.0 / 12.7 -> 10.6 / 10.6 ns, cage 17.4 / 14.6 -> 14.6 / 13.8 ns (finer cells mark less space
-// near the cloud); 3.9 no better, with 2.3x the bits.
-constexpr double kGridCellsPerReach = 2.9;
-
-NearGrid near_grid(const std::vector<P3>& pts, double R, int64_t max_bits) {
-  NearGrid g;
-  if (pts.empty() || !(R > 0.0)) return g;
-  float blo[3] = {kInfF, kInfF, kInfF}, bhi[3] = {-kInfF, -kInfF, -kInfF};
-  for (const P3& p : pts)
-    for (int k = 0; k < 3; ++k) blo[k] = std::min(blo[k], p.c[k]), bhi[k] = std::max(bhi[k], p.c[k]);
-  double extent = 0.0;
-  for (int k = 0; k < 3; ++k) extent = std::max(extent, double(bhi[k]) - double(blo[k]));
-  // reach 3 cells, unless that is finer than 2048 cells across the cloud or a nanometre (tiny
-  // radii: the grid gets coarser, the reach shorter, the answers stay exact)
-  double side = std::max({R / kGridCellsPerReach, extent / 2048.0, 1e-9});
-  for (;;) {
-    g.inv = float(1.0 / side);
-    const int reach = int(std::ceil(double(R) * double(g.inv) + 0.05));
-    int64_t total = 64;
-    bool fits = true;
-    for (int k = 0; k < 3; ++k) {
-      g.lo[k] = down(double(blo[k]) - double(reach + 1) / double(g.inv));
-      const double span = double((bhi[k] - g.lo[k]) * g.inv);
-      const int64_t cells = int64_t(span) + reach + 2;
-      fits = fits && cells <= kGridMaxAxis;
-      g.n[k] = int32_t(std::min<int64_t>(cells, kGridMaxAxis));
-    }
-    g.words = (g.n[2] + 63) / 64;
-    total *= int64_t(g.n[0]) * g.n[1] * g.words;
-    if (fits && total <= max_bits) {
-      const int64_t words = int64_t(g.n[0]) * g.n[1] * g.words;
-      auto word = [&](int64_t ix, int64_t iy) { return (ix * g.n[1] + iy) * g.words; };
-      auto cell = [&](const P3& p, int64_t* c) {
-        for (int k = 0; k < 3; ++k) c[k] = int64_t((p.c[k] - g.lo[k]) * g.inv);  // as the queries
-      };
-      const int64_t span = 2 * int64_t(reach) + 1;
-      std::vector<uint64_t> a(size_t(words), 0);
-      // PERF: a sparse cloud on a fine grid (the small-radius grid of 1k points in a 2 m cube: 8M
-      // cells) marks each point's cube of cells directly, n span^2 runs of span bits; denser ones
-      // dilate the occupancy separably, about `span` passes over the words
-      if (span < 64 && int64_t(pts.size()) * span <= words) {
-        for (const P3& p : pts) {
-          int64_t c[3];
-          cell(p, c);
-          const int64_t z0 = std::max<int64_t>(0, c[2] - reach), z1 = std::min<int64_t>(g.n[2] - 1, c[2] + reach);
-          const int64_t w0 = z0 >> 6, off = z0 & 63, len = z1 - z0 + 1;
-          const uint64_t run = (uint64_t(1) << len) - 1;
-          const uint64_t lo_bits = run << off, hi_bits = off + len > 64 ? run >> (64 - off) : 0;
-          for (int64_t ix = std::max<int64_t>(0, c[0] - reach); ix <= std::min<int64_t>(g.n[0] - 1, c[0] + reach); ++ix)
-            for (int64_t iy = std::max<int64_t>(0, c[1] - reach); iy <= std::min<int64_t>(g.n[1] - 1, c[1] + reach); ++iy) {
-              uint64_t* line = &a[size_t(word(ix, iy) + w0)];
-              line[0] |= lo_bits;
-              if (hi_bits) line[1] |= hi_bits;
-            }
-        }
-        g.bits.swap(a);
-        return g;
-      }
-      std::vector<uint64_t> occ(size_t(words), 0);
-      for (const P3& p : pts) {
-        int64_t c[3];
-        cell(p, c);
-        occ[size_t(word(c[0], c[1]) + (c[2] >> 6))] |= uint64_t(1) << (c[2] & 63);
-      }
-      // dilate by `reach` cells along z (shifts with carries between a line's words), then y, then
-      // x. PERF: lines and planes without a marked cell are skipped as sources (the grid of a
-      // sparse cloud is mostly clear), and the x pass ORs whole planes through restrict pointers
-      // so it vectorizes (uniform 1k points in a 2 m cube: near_grid was 37% of the build)
-      const int64_t lines = int64_t(g.n[0]) * g.n[1];
-      const int words_per_line = g.words;
-      for (int64_t line = 0; line < lines; ++line) {
-        const uint64_t* in = &occ[size_t(line * words_per_line)];
-        uint64_t any = 0;
-        for (int w = 0; w < words_per_line; ++w) any |= in[w];
-        if (!any) continue;
-        uint64_t* out = &a[size_t(line * words_per_line)];
-        for (int w = 0; w < words_per_line; ++w) {
-          const uint64_t x = in[w], below = w > 0 ? in[w - 1] : 0, above = w + 1 < words_per_line ? in[w + 1] : 0;
-          uint64_t v = x;
-          for (int d = 1; d <= reach; ++d) v |= (x << d) | (x >> d) | (below >> (64 - d)) | (above << (64 - d));
-          out[w] = v;
-        }
-      }
-      std::fill(occ.begin(), occ.end(), 0);
-      std::vector<uint8_t> plane_used(size_t(g.n[0]), 0);
-      for (int64_t ix = 0; ix < g.n[0]; ++ix)
-        for (int64_t j = 0; j < g.n[1]; ++j) {
-          const uint64_t* src = &a[size_t(word(ix, j))];
-          uint64_t any = 0;
-          for (int w = 0; w < words_per_line; ++w) any |= src[w];
-          if (!any) continue;
-          plane_used[size_t(ix)] = 1;
-          for (int64_t iy = std::max<int64_t>(0, j - reach); iy <= std::min<int64_t>(g.n[1] - 1, j + reach); ++iy) {
-            uint64_t* dst = &occ[size_t(word(ix, iy))];
-            for (int w = 0; w < words_per_line; ++w) dst[w] |= src[w];
-          }
-        }
-      std::fill(a.begin(), a.end(), 0);
-      const int64_t plane = int64_t(g.n[1]) * words_per_line;
-      for (int64_t j = 0; j < g.n[0]; ++j) {
-        if (!plane_used[size_t(j)]) continue;
-        const uint64_t* __restrict src = &occ[size_t(j * plane)];
-        for (int64_t ix = std::max<int64_t>(0, j - reach); ix <= std::min<int64_t>(g.n[0] - 1, j + reach); ++ix) {
-          uint64_t* __restrict dst = &a[size_t(ix * plane)];
-          for (int64_t w = 0; w < plane; ++w) dst[w] |= src[w];
-        }
-      }
-      g.bits.swap(a);
-      return g;
-    }
-    side *= std::max(1.01, std::cbrt(double(total) / double(max_bits)) * 1.01);
-    if (!fits) side *= 1.5;
-  }
-}
-
-void check_radius(double v, const char* name) {
-  if (!std::isfinite(v) || v < 0.0 || v > kMaxAbs)
-    throw std::invalid_argument(std::string("CAPT: ") + name + " must be finite, >= 0 and <= 1e12, got " +
-                                std::to_string(v));
-}
-
 }  // namespace
 
-Tree::Tree(const float* points, int64_t n, float r_min, float r_max, float point_radius, const Deadline* stop) {
-  const auto t0 = std::chrono::steady_clock::now();
-  check_radius(r_min, "r_min");
-  check_radius(r_max, "r_max");
-  check_radius(point_radius, "point_radius");
-  if (r_min > r_max)
-    throw std::invalid_argument("CAPT: r_min (" + std::to_string(r_min) + ") must not exceed r_max (" +
-                                std::to_string(r_max) + ")");
-  if (n < 0 || n > kMaxPoints) throw std::length_error("CAPT: at most 2^30 points, got " + std::to_string(n));
-  for (int64_t i = 0; i < 3 * n; ++i)
-    if (!(std::fabs(points[i]) <= kMaxAbs))
-      throw std::invalid_argument("CAPT: point " + std::to_string(i / 3) + " has a non-finite or huge (> 1e12) coordinate");
+namespace build_parts {
 
-  std::vector<P3> pts = distinct_points(points, n);
-  stats_.points = n;
-  stats_.unique_points = int64_t(pts.size());
-  NearGrid grid = near_grid(pts, (double(r_max) + double(point_radius)) * (1.0 + kRel), kGridMaxBits);
-  // The small-radius grid (capt/view.hh "grid") serves rr <= small_rr, a quarter of the way up the
-  // radius range. PERF: MotionBenchMaker cage, Panda spheres (mostly 12-28 mm of [12, 80] mm):
-  // the spheres that reach the tree drop from 9.3% to about 4.5% (estimated from nearest-point
-  // distances before building it; measured figures in the commit). Not built where the range is
-  // too narrow for a quarter of it to matter.
-  const float small_rr = float(double(r_min) + (double(r_max) - double(r_min)) / 4.0 + double(point_radius));
-  const bool two_grids = !grid.bits.empty() && double(r_max) - double(r_min) >= 0.25 * double(r_max) && small_rr > 0.0f;
-  NearGrid small = two_grids ? near_grid(pts, double(small_rr) * (1.0 + kRel), kSmallGridMaxBits) : NearGrid();
-  Builder b(std::move(pts), r_min, r_max, point_radius, splits_, leaves_, px_, py_, pz_, stats_, stop);
+int32_t build_levels(std::vector<P3> pts, float r_min, float r_max, float point_radius, std::vector<float>& splits,
+                     std::vector<CaptLeaf>& leaves, FloatBuffer& px, FloatBuffer& py, FloatBuffer& pz,
+                     BuildStats& stats, const Deadline* stop) {
+  Builder b(std::move(pts), r_min, r_max, point_radius, splits, leaves, px, py, pz, stats, stop);
   b.build();
-
-  view_.depth = b.depth();
-  view_.splits = splits_.data();
-  view_.leaves = leaves_.data();
-  view_.px = px_.data();
-  view_.py = py_.data();
-  view_.pz = pz_.data();
-  view_.r_min = r_min;
-  view_.r_max = r_max;
-  view_.point_radius = point_radius;
-  auto describe = [](const NearGrid& g, int32_t base) {
-    CaptGrid d;
-    for (int k = 0; k < 3; ++k) d.lo[k] = g.lo[k], d.n[k] = g.n[k];
-    d.inv = g.inv;
-    d.words = g.words;
-    d.base = base;
-    return d;
-  };
-  view_.grid[0] = describe(grid, 0);
-  view_.grid[1] = view_.grid[0];
-  view_.grid_small_rr = -kInfF;
-  stats_.grid_cells = grid.bits.empty() ? 0 : int64_t(grid.n[0]) * grid.n[1] * grid.n[2];
-  if (!small.bits.empty()) {
-    view_.grid[1] = describe(small, int32_t(grid.bits.size()));
-    view_.grid_small_rr = small_rr;
-    stats_.grid_small_cells = int64_t(small.n[0]) * small.n[1] * small.n[2];
-    grid.bits.insert(grid.bits.end(), small.bits.begin(), small.bits.end());
-  }
-  grid_bits_.swap(grid.bits);
-  view_.grid_bits = grid_bits_.empty() ? nullptr : grid_bits_.data();
-  stats_.build_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  return b.depth();
 }
 
-int64_t Tree::grid_near(int which) const {
-  if (!view_.grid_bits || (which == 1 && view_.grid_small_rr == -kInfF)) return 0;
-  const CaptGrid& g = view_.grid[which];
-  int64_t near = 0;
-  for (int64_t line = 0; line < int64_t(g.n[0]) * g.n[1]; ++line)
-    for (int w = 0; w < g.words; ++w) {
-      uint64_t v = view_.grid_bits[size_t(g.base + line * g.words + w)];
-      const int valid = std::min(64, g.n[2] - 64 * w);  // the z dilation also sets bits past n[2]
-      if (valid < 64) v &= (uint64_t(1) << valid) - 1;
-      near += popcount64(v);
-    }
-  return near;
-}
-
-}  // namespace capt
-}  // namespace simdplan
+}  // namespace build_parts
+}  // namespace simdplan::capt

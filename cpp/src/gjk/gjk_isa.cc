@@ -9,17 +9,6 @@
 #include "simdplan/gjk/support.hh"
 #include "simdplan/vec/vec.hh"
 
-#if defined(SIMDPLAN_ISA_AVX512)
-#define SIMDPLAN_GJK_TABLE_NAME "avx512"
-#define SIMDPLAN_GJK_TABLE_FN gjk_kernels_avx512
-#elif defined(SIMDPLAN_ISA_AVX2)
-#define SIMDPLAN_GJK_TABLE_NAME "avx2"
-#define SIMDPLAN_GJK_TABLE_FN gjk_kernels_avx2
-#else
-#define SIMDPLAN_GJK_TABLE_NAME "scalar"
-#define SIMDPLAN_GJK_TABLE_FN gjk_kernels_scalar
-#endif
-
 namespace simdplan {
 namespace SIMDPLAN_NS {
 namespace {
@@ -57,12 +46,15 @@ void capsule_distance(const HullView* h, const GjkPose* pose, int32_t method, co
   gjk_batch<Vec>(*h, *pose, method, a, b, r, m, clearance, witness, status);
 }
 
-const GjkKernels kTable = {SIMDPLAN_GJK_TABLE_NAME, Vec::W, support_brute_max<Vec>(), &support_brute_batch, &support_plain_batch,
+const GjkKernels kTable = {kThisIsaName, Vec::W, support_brute_max<Vec>(), &support_brute_batch, &support_plain_batch,
                            &support_packed_batch, &sphere_distance, &capsule_distance};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS
 
-const GjkKernels* SIMDPLAN_GJK_TABLE_FN() { return &SIMDPLAN_NS::kTable; }
+template <>
+const GjkKernels* isa_table<GjkKernels, kThisIsa>() {
+  return &SIMDPLAN_NS::kTable;
+}
 
 }  // namespace simdplan

@@ -18,16 +18,7 @@
 
 namespace simdplan {
 
-#if !defined(SIMDPLAN_HAVE_AVX2)
-const NearestKernels* nearest_kernels_avx2() { return nullptr; }
-#endif
-#if !defined(SIMDPLAN_HAVE_AVX512)
-const NearestKernels* nearest_kernels_avx512() { return nullptr; }
-#endif
-
-const NearestKernels& nearest_kernels_active() {
-  return pick_active(nearest_kernels_scalar(), nearest_kernels_avx2(), nearest_kernels_avx512());
-}
+const NearestKernels& nearest_kernels_active() { return active_table<NearestKernels>(); }
 
 namespace capt {
 

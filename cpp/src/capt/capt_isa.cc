@@ -6,17 +6,6 @@
 #include "simdplan/capt/query.hh"
 #include "simdplan/vec/vec.hh"
 
-#if defined(SIMDPLAN_ISA_AVX512)
-#define SIMDPLAN_CAPT_TABLE_NAME "avx512"
-#define SIMDPLAN_CAPT_TABLE_FN capt_kernels_avx512
-#elif defined(SIMDPLAN_ISA_AVX2)
-#define SIMDPLAN_CAPT_TABLE_NAME "avx2"
-#define SIMDPLAN_CAPT_TABLE_FN capt_kernels_avx2
-#else
-#define SIMDPLAN_CAPT_TABLE_NAME "scalar"
-#define SIMDPLAN_CAPT_TABLE_FN capt_kernels_scalar
-#endif
-
 namespace simdplan {
 namespace SIMDPLAN_NS {
 namespace {
@@ -119,11 +108,14 @@ bool collides_lanes(const CaptView* t, const float* c, const float* r, int64_t n
   return valid == kAll;
 }
 
-const CaptKernels kTable = {SIMDPLAN_CAPT_TABLE_NAME, Vec::W, &collides_one, &collides_lanes};
+const CaptKernels kTable = {kThisIsaName, Vec::W, &collides_one, &collides_lanes};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS
 
-const CaptKernels* SIMDPLAN_CAPT_TABLE_FN() { return &SIMDPLAN_NS::kTable; }
+template <>
+const CaptKernels* isa_table<CaptKernels, kThisIsa>() {
+  return &SIMDPLAN_NS::kTable;
+}
 
 }  // namespace simdplan

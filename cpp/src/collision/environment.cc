@@ -1,14 +1,21 @@
-#include "environment.hh"
+#include "collision/environment.hh"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "simdplan/collision/obstacle_kinds.hh"
 
 namespace simdplan {
 namespace {
 
-int32_t records(const std::vector<float>& v, int floats, const char* kind) {
+// Checks one kind's flat records (Python's builder has validated every number; this guards the
+// layout) and returns how many there are.
+int32_t count_records(const std::vector<float>& v, int floats, const char* kind) {
   if (v.size() % floats != 0)
     throw std::invalid_argument(std::string("environment ") + kind + " array must have " + std::to_string(floats) +
                                 " floats per obstacle");
@@ -17,16 +24,18 @@ int32_t records(const std::vector<float>& v, int floats, const char* kind) {
   return static_cast<int32_t>(v.size() / floats);
 }
 
-// Outward-rounded world AABBs (min x y z, max x y z) of each record; `half` gives the half-size per
-// axis in double.
-template <class HalfFn>
-void add_aabbs(const std::vector<float>& recs, int floats, ObstacleKind kind, HalfFn half, std::vector<float>& boxes,
-               std::vector<int32_t>& kinds, std::vector<int32_t>& index) {
+// Outward-rounded world AABBs (min x y z, max x y z) of each record of one kind, from the first
+// three floats of its record (the centre) and the row's half-extents; all of space if unbounded.
+template <class Row>
+void add_aabbs(Row, const std::vector<float>& recs, std::vector<float>& boxes, std::vector<int32_t>& kinds,
+               std::vector<int32_t>& index) {
+  using Record = typename Row::Record;
+  constexpr int floats = geom::kRecordFloats<Record>;
   const size_t n = recs.size() / floats;
   for (size_t i = 0; i < n; ++i) {
     const float* o = recs.data() + i * floats;
     double h[3];
-    half(o, h);
+    Row::aabb_half(geom::record_as<Record>(o), h);
     double lo[3], hi[3];
     for (int k = 0; k < 3; ++k) {
       // NOTE: outward margin so float32 rounding of the box never clips a real contact.
@@ -34,76 +43,56 @@ void add_aabbs(const std::vector<float>& recs, int floats, ObstacleKind kind, Ha
       lo[k] = double(o[k]) - h[k] - m;
       hi[k] = double(o[k]) + h[k] + m;
     }
-    if (kind == kObsPlane)
+    if (!Row::kBounded)
       for (int k = 0; k < 3; ++k) lo[k] = -HUGE_VAL, hi[k] = HUGE_VAL;
     for (int k = 0; k < 3; ++k) boxes.push_back(static_cast<float>(lo[k]));
     for (int k = 0; k < 3; ++k) boxes.push_back(static_cast<float>(hi[k]));
-    kinds.push_back(kind);
+    kinds.push_back(Row::kKind);
     index.push_back(static_cast<int32_t>(i));
   }
 }
 
-// An axis-aligned box record (kBoxFloats, layout of geom/sphere_box.hh) around [lo, hi], rounded
-// outward to float32.
+// Appends an axis-aligned box record around [lo, hi], rounded outward to float32.
 void push_box_record(const double* lo, const double* hi, std::vector<float>& out) {
-  float box[kBoxFloats] = {0};
+  geom::Box box{};
   for (int k = 0; k < 3; ++k) {
     const double c = 0.5 * (lo[k] + hi[k]), h = 0.5 * (hi[k] - lo[k]);
-    box[k] = float(c);
-    box[12 + k] = float(h + std::fabs(c - double(box[k]))) * (1.0f + 1e-6f);
+    box.center[k] = float(c);
+    box.half[k] = float(h + std::fabs(c - double(box.center[k]))) * (1.0f + 1e-6f);
+    box.axes[k][k] = 1.0f;
   }
-  box[3] = box[7] = box[11] = 1.0f;  // axes: identity
-  out.insert(out.end(), box, box + kBoxFloats);
+  const float* f = &box.center[0];
+  out.insert(out.end(), f, f + geom::kRecordFloats<geom::Box>);
 }
 
 }  // namespace
 
-Environment::Environment(std::vector<float> spheres, std::vector<float> capsules, std::vector<float> cylinders,
-                         std::vector<float> boxes, std::vector<float> planes,
+std::vector<std::pair<std::string, int>> obstacle_record_floats() {
+  std::vector<std::pair<std::string, int>> out;
+  isa_scalar::for_each_record_kind([&](auto row) {
+    out.emplace_back(row.kName, geom::kRecordFloats<typename decltype(row)::Record>);
+  });
+  return out;
+}
+
+Environment::Environment(std::array<std::vector<float>, kRecordKinds> records,
                          std::vector<std::shared_ptr<const capt::Tree>> clouds, std::vector<float> cloud_aabbs,
                          std::vector<float> cloud_point_radius,
                          std::vector<std::shared_ptr<const capt::NearestTree>> cloud_nearest,
                          std::vector<std::shared_ptr<const bvh::TriMesh>> meshes,
                          std::vector<std::shared_ptr<const gjk::Hull>> hulls, std::vector<double> hull_poses)
-    : spheres_(std::move(spheres)),
-      capsules_(std::move(capsules)),
-      cylinders_(std::move(cylinders)),
-      boxes_(std::move(boxes)),
-      planes_(std::move(planes)),
-      trees_(std::move(clouds)),
+    : trees_(std::move(clouds)),
       nearest_trees_(std::move(cloud_nearest)),
       mesh_owners_(std::move(meshes)),
       hull_owners_(std::move(hulls)) {
-  view_.n_spheres = records(spheres_, kSphereFloats, "sphere");
-  view_.spheres = spheres_.data();
-  view_.n_capsules = records(capsules_, kCapsuleFloats, "capsule");
-  view_.capsules = capsules_.data();
-  view_.n_cylinders = records(cylinders_, kCylinderFloats, "cylinder");
-  view_.cylinders = cylinders_.data();
-  view_.n_boxes = records(boxes_, kBoxFloats, "box");
-  view_.boxes = boxes_.data();
-  view_.n_planes = records(planes_, kPlaneFloats, "plane");
-  view_.planes = planes_.data();
-
   std::vector<float> aabbs;  // AoS while collecting
-  add_aabbs(spheres_, kSphereFloats, kObsSphere, [](const float* o, double* h) { h[0] = h[1] = h[2] = o[3]; }, aabbs,
-            obstacle_kind_, obstacle_record_);
-  // capsule: segment half-extent |a_k| hl plus the full radius; cylinder: |a_k| hl + R sqrt(1 - a_k^2)
-  add_aabbs(capsules_, kCapsuleFloats, kObsCapsule, [](const float* o, double* h) {
-    for (int k = 0; k < 3; ++k) h[k] = std::fabs(double(o[3 + k])) * o[6] + o[7];
-  }, aabbs, obstacle_kind_, obstacle_record_);
-  add_aabbs(cylinders_, kCylinderFloats, kObsCylinder, [](const float* o, double* h) {
-    for (int k = 0; k < 3; ++k) {
-      const double a = o[3 + k];
-      h[k] = std::fabs(a) * o[6] + o[7] * std::sqrt(std::max(0.0, 1.0 - a * a));
-    }
-  }, aabbs, obstacle_kind_, obstacle_record_);
-  add_aabbs(boxes_, kBoxFloats, kObsBox, [](const float* o, double* h) {
-    for (int k = 0; k < 3; ++k)
-      h[k] = std::fabs(double(o[3 + k])) * o[12] + std::fabs(double(o[6 + k])) * o[13] + std::fabs(double(o[9 + k])) * o[14];
-  }, aabbs, obstacle_kind_, obstacle_record_);
-  add_aabbs(planes_, kPlaneFloats, kObsPlane, [](const float*, double* h) { h[0] = h[1] = h[2] = 0; }, aabbs,
-            obstacle_kind_, obstacle_record_);
+  isa_scalar::for_each_record_kind([&](auto row) {
+    using Row = decltype(row);
+    std::vector<float>& recs = records_[Row::kKind];
+    recs = std::move(records[Row::kKind]);
+    count_records(recs, geom::kRecordFloats<typename Row::Record>, Row::kName);
+    add_aabbs(row, recs, aabbs, obstacle_kind_, obstacle_record_);
+  });
 
   // point clouds: the box record of each cloud's AABB doubles as its broad-phase record
   const size_t nc = trees_.size();
@@ -132,20 +121,24 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
       nearest_[c] = NearestView{};
       nearest_[c].depth = -1;
     }
-    float box[kBoxFloats] = {0};
+    geom::Box box{};
     for (int k = 0; k < 3; ++k) {
       if (!std::isfinite(bb[k]) || !std::isfinite(bb[3 + k]) || bb[k] > bb[3 + k])
         throw std::invalid_argument("environment: cloud " + std::to_string(c) + " has an invalid AABB");
-      box[k] = 0.5f * (bb[k] + bb[3 + k]);
-      box[12 + k] = 0.5f * (bb[3 + k] - bb[k]) + pr;
+      box.center[k] = 0.5f * (bb[k] + bb[3 + k]);
+      box.half[k] = 0.5f * (bb[3 + k] - bb[k]) + pr;
+      box.axes[k][k] = 1.0f;
     }
-    box[3] = box[7] = box[11] = 1.0f;  // axes: identity
-    cloud_boxes_.insert(cloud_boxes_.end(), box, box + kBoxFloats);
+    const float* f = &box.center[0];
+    records_[kObsCloud].insert(records_[kObsCloud].end(), f, f + geom::kRecordFloats<geom::Box>);
   }
-  auto box_half = [](const float* o, double* h) {
-    for (int k = 0; k < 3; ++k) h[k] = o[12 + k];
+  // clouds, meshes and hulls: their box record is their broad-phase record
+  const auto add_box_aabbs = [&](ObstacleKind kind) {
+    const size_t first = obstacle_kind_.size();
+    add_aabbs(isa_scalar::RecordKind<kObsBox>{}, records_[kind], aabbs, obstacle_kind_, obstacle_record_);
+    std::fill(obstacle_kind_.begin() + first, obstacle_kind_.end(), kind);
   };
-  add_aabbs(cloud_boxes_, kBoxFloats, kObsCloud, box_half, aabbs, obstacle_kind_, obstacle_record_);
+  add_box_aabbs(kObsCloud);
 
   // meshes: the root box of each triangle tree (the exact union of its triangles' boxes)
   for (size_t i = 0; i < mesh_owners_.size(); ++i) {
@@ -156,9 +149,9 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
     const BvhNode& root = m.bvh.node[0];
     double lo[3], hi[3];
     for (int k = 0; k < 3; ++k) lo[k] = root.lo[k], hi[k] = root.hi[k];
-    push_box_record(lo, hi, mesh_boxes_);
+    push_box_record(lo, hi, records_[kObsMesh]);
   }
-  add_aabbs(mesh_boxes_, kBoxFloats, kObsMesh, box_half, aabbs, obstacle_kind_, obstacle_record_);
+  add_box_aabbs(kObsMesh);
 
   // convex hulls: pose, world AABB of the placed vertices, world face planes
   const size_t nh = hull_owners_.size();
@@ -183,7 +176,7 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
         lo[k] = std::min(lo[k], w), hi[k] = std::max(hi[k], w);
       }
     }
-    push_box_record(lo, hi, hull_boxes_);
+    push_box_record(lo, hi, records_[kObsConvex]);
     float habs = 0.0f;
     for (int32_t f = 0; f < h.n_faces; ++f) {
       const double* pl = h.face_plane + 4 * f;
@@ -197,7 +190,7 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
     hull_plane_abs_.push_back(habs);
     hull_plane_begin_.push_back(int32_t(hull_planes_.size() / 4));
   }
-  add_aabbs(hull_boxes_, kBoxFloats, kObsConvex, box_half, aabbs, obstacle_kind_, obstacle_record_);
+  add_box_aabbs(kObsConvex);
   const size_t n = obstacle_kind_.size(), stride = n + kAabbPad;
   aabb_soa_.assign(6 * stride, 0.0f);
   for (size_t c = 0; c < 6; ++c)
@@ -227,22 +220,20 @@ Environment::Environment(std::vector<float> spheres, std::vector<float> capsules
     view_.n_unbounded = int32_t(unbounded_.size());
     view_.unbounded = unbounded_.data();
   }
+  for (int32_t k = 0; k < kObstacleKinds; ++k) view_.records[k] = records_[k].data();
   view_.n_obstacles = static_cast<int32_t>(n);
   view_.aabb_soa = aabb_soa_.data();
   view_.obstacle_kind = obstacle_kind_.data();
   view_.obstacle_record = obstacle_record_.data();
   view_.n_clouds = static_cast<int32_t>(nc);
   view_.clouds = clouds_.data();
-  view_.cloud_boxes = cloud_boxes_.data();
   view_.cloud_nearest = nearest_.data();
   view_.clouds_point_radius = point_radius_.data();
   view_.n_meshes = static_cast<int32_t>(meshes_.size());
   view_.meshes = meshes_.data();
-  view_.mesh_boxes = mesh_boxes_.data();
   view_.n_hulls = static_cast<int32_t>(nh);
   view_.hulls = hulls_.data();
   view_.hull_poses = hull_poses_.data();
-  view_.hull_boxes = hull_boxes_.data();
   view_.hull_plane_begin = hull_plane_begin_.data();
   view_.hull_planes = hull_planes_.data();
   view_.hull_plane_abs = hull_plane_abs_.data();
@@ -270,8 +261,7 @@ void Environment::require_cloud_radii(float r_lo, float r_hi) const {
 }
 
 int64_t Environment::size() const {
-  return int64_t(view_.n_spheres) + view_.n_capsules + view_.n_cylinders + view_.n_boxes + view_.n_planes +
-         view_.n_clouds + view_.n_meshes + view_.n_hulls;
+  return int64_t(view_.n_obstacles);
 }
 
 }  // namespace simdplan

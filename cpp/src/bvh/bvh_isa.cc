@@ -12,17 +12,6 @@
 #include "simdplan/bvh/bvh_query.hh"
 #include "simdplan/vec/vec.hh"
 
-#if defined(SIMDPLAN_ISA_AVX512)
-#define SIMDPLAN_BVH_TABLE_NAME "avx512"
-#define SIMDPLAN_BVH_TABLE_FN bvh_kernels_avx512
-#elif defined(SIMDPLAN_ISA_AVX2)
-#define SIMDPLAN_BVH_TABLE_NAME "avx2"
-#define SIMDPLAN_BVH_TABLE_FN bvh_kernels_avx2
-#else
-#define SIMDPLAN_BVH_TABLE_NAME "scalar"
-#define SIMDPLAN_BVH_TABLE_FN bvh_kernels_scalar
-#endif
-
 namespace simdplan {
 namespace SIMDPLAN_NS {
 namespace {
@@ -180,7 +169,7 @@ void point_triangle(const float* rec, const float* p, int64_t n, float* d2_out, 
 // A box test for W spheres costs what one costs and robot spheres come in coherent groups, so
 // packets win when grouped and tie when shuffled; the scalar build has no lanes to share (its
 // "packet" is the single traversal without the nearer-child order).
-const BvhKernels kTable = {SIMDPLAN_BVH_TABLE_NAME,
+const BvhKernels kTable = {kThisIsaName,
                            W,
                            W > 1 ? &collides_packet : &collides_single,
                            &collides_single,
@@ -194,6 +183,9 @@ const BvhKernels kTable = {SIMDPLAN_BVH_TABLE_NAME,
 }  // namespace
 }  // namespace SIMDPLAN_NS
 
-const BvhKernels* SIMDPLAN_BVH_TABLE_FN() { return &SIMDPLAN_NS::kTable; }
+template <>
+const BvhKernels* isa_table<BvhKernels, kThisIsa>() {
+  return &SIMDPLAN_NS::kTable;
+}
 
 }  // namespace simdplan

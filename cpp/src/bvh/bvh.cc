@@ -15,16 +15,7 @@
 
 namespace simdplan {
 
-#if !defined(SIMDPLAN_HAVE_AVX2)
-const BvhKernels* bvh_kernels_avx2() { return nullptr; }
-#endif
-#if !defined(SIMDPLAN_HAVE_AVX512)
-const BvhKernels* bvh_kernels_avx512() { return nullptr; }
-#endif
-
-const BvhKernels& bvh_kernels_active() {
-  return pick_active(bvh_kernels_scalar(), bvh_kernels_avx2(), bvh_kernels_avx512());
-}
+const BvhKernels& bvh_kernels_active() { return active_table<BvhKernels>(); }
 
 namespace bvh {
 

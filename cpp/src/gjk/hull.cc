@@ -15,16 +15,7 @@
 
 namespace simdplan {
 
-#if !defined(SIMDPLAN_HAVE_AVX2)
-const GjkKernels* gjk_kernels_avx2() { return nullptr; }
-#endif
-#if !defined(SIMDPLAN_HAVE_AVX512)
-const GjkKernels* gjk_kernels_avx512() { return nullptr; }
-#endif
-
-const GjkKernels& gjk_kernels_active() {
-  return pick_active(gjk_kernels_scalar(), gjk_kernels_avx2(), gjk_kernels_avx512());
-}
+const GjkKernels& gjk_kernels_active() { return active_table<GjkKernels>(); }
 
 namespace gjk {
 

@@ -1,6 +1,6 @@
-// simdplan/kernels.hh: the table of compiled entry points one ISA build provides.
+// simdplan/collision/kernels.hh: the table of compiled entry points one ISA build provides.
 //
-// cpp/src/kernels_isa.cc is compiled once per ISA; each build fills one KernelTable. Dispatch
+// cpp/src/collision/kernels_isa.cc is compiled once per ISA; each build fills one KernelTable. Dispatch
 // (cpp/src/dispatch.cc) picks a table once, at import or when the user forces an ISA, so the
 // choice is made per call into the core, never per primitive. Only POD types cross this line.
 #pragma once
@@ -9,6 +9,7 @@
 #include "simdplan/collision/environment_view.hh"
 #include "simdplan/collision/check_state.hh"
 #include "simdplan/kin/robot_view.hh"
+#include "simdplan/isa.hh"
 
 namespace simdplan {
 
@@ -66,8 +67,11 @@ struct KernelTable {
 };
 
 // The tables of the ISA builds that were compiled in (nullptr where not compiled).
-const KernelTable* kernels_scalar();
-const KernelTable* kernels_avx2();
-const KernelTable* kernels_avx512();
+template <>
+const KernelTable* isa_table<KernelTable, Isa::kScalar>();
+template <>
+const KernelTable* isa_table<KernelTable, Isa::kAvx2>();
+template <>
+const KernelTable* isa_table<KernelTable, Isa::kAvx512>();
 
 }  // namespace simdplan

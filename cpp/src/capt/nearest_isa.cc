@@ -9,17 +9,6 @@
 #include "simdplan/capt/nearest_query.hh"
 #include "simdplan/vec/vec.hh"
 
-#if defined(SIMDPLAN_ISA_AVX512)
-#define SIMDPLAN_NEAREST_TABLE_NAME "avx512"
-#define SIMDPLAN_NEAREST_TABLE_FN nearest_kernels_avx512
-#elif defined(SIMDPLAN_ISA_AVX2)
-#define SIMDPLAN_NEAREST_TABLE_NAME "avx2"
-#define SIMDPLAN_NEAREST_TABLE_FN nearest_kernels_avx2
-#else
-#define SIMDPLAN_NEAREST_TABLE_NAME "scalar"
-#define SIMDPLAN_NEAREST_TABLE_FN nearest_kernels_scalar
-#endif
-
 namespace simdplan {
 namespace SIMDPLAN_NS {
 namespace {
@@ -46,11 +35,14 @@ void nearest(const NearestView* t, const float* c, int64_t n, float max_distance
   }
 }
 
-const NearestKernels kTable = {SIMDPLAN_NEAREST_TABLE_NAME, Vec::W, &nearest};
+const NearestKernels kTable = {kThisIsaName, Vec::W, &nearest};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS
 
-const NearestKernels* SIMDPLAN_NEAREST_TABLE_FN() { return &SIMDPLAN_NS::kTable; }
+template <>
+const NearestKernels* isa_table<NearestKernels, kThisIsa>() {
+  return &SIMDPLAN_NS::kTable;
+}
 
 }  // namespace simdplan

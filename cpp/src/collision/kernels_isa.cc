@@ -6,19 +6,11 @@
 #include "simdplan/collision/distance.hh"
 #include "simdplan/collision/validity.hh"
 #include "simdplan/collision/validity_one.hh"
-#include "simdplan/kernels.hh"
+#include "simdplan/collision/kernels.hh"
 #include "simdplan/vec/vec.hh"
 
 #if defined(SIMDPLAN_ISA_AVX512)
 #include "simdplan/vec/avx2.hh"
-#define SIMDPLAN_TABLE_NAME "avx512"
-#define SIMDPLAN_TABLE_FN kernels_avx512
-#elif defined(SIMDPLAN_ISA_AVX2)
-#define SIMDPLAN_TABLE_NAME "avx2"
-#define SIMDPLAN_TABLE_FN kernels_avx2
-#else
-#define SIMDPLAN_TABLE_NAME "scalar"
-#define SIMDPLAN_TABLE_FN kernels_scalar
 #endif
 
 namespace simdplan {
@@ -70,12 +62,15 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
   fk_bodies_batch<Vec>(*rb, q, n, out, scratch);
 }
 
-const KernelTable kTable = {SIMDPLAN_TABLE_NAME, Vec::W,     &scratch_floats, &check,      &motion, &one_floats,
+const KernelTable kTable = {kThisIsaName, Vec::W,     &scratch_floats, &check,      &motion, &one_floats,
                              &one,                &dist_floats, &distances,      &fk_spheres, &fk_bodies};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS
 
-const KernelTable* SIMDPLAN_TABLE_FN() { return &SIMDPLAN_NS::kTable; }
+template <>
+const KernelTable* isa_table<KernelTable, kThisIsa>() {
+  return &SIMDPLAN_NS::kTable;
+}
 
 }  // namespace simdplan

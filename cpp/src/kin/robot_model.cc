@@ -1,4 +1,4 @@
-#include "robot_model.hh"
+#include "kin/robot_model.hh"
 
 #include <algorithm>
 #include <array>
@@ -320,7 +320,7 @@ void RobotModel::fk_bodies(const Strided& q, float* out) const {
 }
 
 std::vector<float> RobotModel::world_spheres(const Strided& q) const {
-  const KernelTable& k = *kernels_scalar();
+  const KernelTable& k = *isa_table<KernelTable, Isa::kScalar>();
   std::vector<float> qf(std::max(a_.dof, 1));
   convert_row(q, 0, qf.data(), "q");
   std::vector<float> w(size_t(view_.n_spheres) * 4);
@@ -441,85 +441,20 @@ std::vector<float> RobotModel::raw_ends(const Strided& q0, const Strided& q1, bo
 void RobotModel::motion_bounds(const Strided& q0, const Strided& q1, double* out) const {
   bool ok0, ok1;
   const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
-  CertifiedLink(view_, *kernels_scalar()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
+  CertifiedLink(view_, *isa_table<KernelTable, Isa::kScalar>()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
 }
 
 namespace {
 
-struct D3 {
-  double x, y, z;
-};
-D3 operator-(D3 a, D3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-D3 operator+(D3 a, D3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
-D3 operator*(double s, D3 a) { return {s * a.x, s * a.y, s * a.z}; }
-double dot(D3 a, D3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-double norm(D3 a) { return std::sqrt(dot(a, a)); }
-D3 unit_or(D3 a, D3 fallback) {
-  const double n = norm(a);
-  return n > 0 ? (1.0 / n) * a : fallback;
-}
-D3 at(const float* o) { return {o[0], o[1], o[2]}; }
+using isa_scalar::at;
+using isa_scalar::D3;
+using isa_scalar::dot;
+using isa_scalar::norm;
+using isa_scalar::unit_or;
 
-// Nearest point of the obstacle's surface to c and the signed distance of c (negative inside), in
-// double from the float32 record (layouts in geom/).
+// Nearest point w of the obstacle's surface to c and the signed distance of c (negative inside).
 double closest_on_primitive(int32_t kind, const float* o, D3 c, D3& w) {
-  switch (kind) {
-    case kObsSphere: {
-      const D3 u = unit_or(c - at(o), {0, 0, 1});
-      w = at(o) + double(o[3]) * u;
-      return norm(c - at(o)) - o[3];
-    }
-    case kObsCapsule: {
-      const D3 ax = at(o + 3);
-      const double t = std::clamp(dot(c - at(o), ax), -double(o[6]), double(o[6]));
-      const D3 p = at(o) + t * ax;
-      w = p + double(o[7]) * unit_or(c - p, {0, 0, 1});
-      return norm(c - p) - o[7];
-    }
-    case kObsCylinder: {
-      const D3 ax = at(o + 3), d = c - at(o);
-      const double h = dot(d, ax);
-      const D3 radial = d - h * ax;
-      const double rho = norm(radial);
-      D3 ur = unit_or(radial, std::fabs(ax.x) < 0.9 ? D3{1, 0, 0} : D3{0, 1, 0});
-      if (rho == 0) ur = unit_or(ur - dot(ur, ax) * ax, {0, 0, 1});
-      const double hl = o[6], R = o[7];
-      const double er = rho - R, eh = std::fabs(h) - hl;
-      if (er < 0 && eh < 0) {  // inside: the nearer of the side and the cap
-        if (eh > er) {
-          w = at(o) + (h >= 0 ? hl : -hl) * ax + rho * ur;
-        } else {
-          w = at(o) + h * ax + R * ur;
-        }
-        return std::max(er, eh);
-      }
-      w = at(o) + std::clamp(h, -hl, hl) * ax + std::min(rho, R) * ur;
-      return std::hypot(std::max(er, 0.0), std::max(eh, 0.0));
-    }
-    case kObsBox: {
-      const D3 d = c - at(o);
-      double local[3], clamped[3];
-      double worst = -HUGE_VAL;
-      int worst_axis = 0;
-      for (int k = 0; k < 3; ++k) {
-        local[k] = dot(d, at(o + 3 + 3 * k));
-        clamped[k] = std::clamp(local[k], -double(o[12 + k]), double(o[12 + k]));
-        const double ex = std::fabs(local[k]) - o[12 + k];
-        if (ex > worst) worst = ex, worst_axis = k;
-      }
-      const bool inside = worst < 0;
-      if (inside) clamped[worst_axis] = local[worst_axis] >= 0 ? o[12 + worst_axis] : -o[12 + worst_axis];
-      w = at(o);
-      for (int k = 0; k < 3; ++k) w = w + clamped[k] * at(o + 3 + 3 * k);
-      return inside ? worst : norm(c - w);
-    }
-    default: {  // plane: n . p <= d is the obstacle
-      const D3 n = at(o);
-      const double sd = dot(n, c) - o[3];
-      w = c - sd * n;
-      return sd;
-    }
-  }
+  return isa_scalar::with_record_kind(kind, o, [&](auto row, const auto& rec) { return decltype(row)::closest(rec, c, w); });
 }
 
 }  // namespace

@@ -1,0 +1,20 @@
+"""ISA dispatch: every kernel family (collision kernels, CAPT, nearest point, BVH, GJK) follows the
+ISA that set_isa names."""
+from __future__ import annotations
+
+import simdplan
+from simdplan import _core
+
+
+def test_set_isa_switches_every_kernel_family():
+    # every family's table is picked by one helper from the ISA in use; a family left behind would
+    # still give the same answers (slower or faster), so only its name shows it
+    before = simdplan.isa()
+    try:
+        for isa in simdplan.available_isas():
+            simdplan.set_isa(isa)
+            tables = _core.active_tables()
+            assert set(tables) == {"kernels", "capt", "nearest", "bvh", "gjk"}
+            assert all(name == isa for name in tables.values()), tables
+    finally:
+        simdplan.set_isa(before)
