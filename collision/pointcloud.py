@@ -25,7 +25,7 @@ from simdplan import _core
 MAX_COORDINATE = 1e12  # metres; squared distances must stay finite in float32 (see capt/tree.hh)
 MIN_DISTANCE = 1e-150  # metres: tolerances, ranges and paddings below it would square to subnormals or 0
 _MAX_POINTS = 2**31 - 1  # index pairs are packed into 64-bit keys in the core
-# What a CAPT can hold (kMaxAfforded in cpp/src/capt.cc): its leaves store at most 2^27 points in
+# What a CAPT can hold (kMaxAfforded in cpp/src/capt/build.cc): its leaves store at most 2^27 points in
 # all, and every distinct point is stored in at least one leaf, usually with some 5-35 neighbours.
 CAPT_MAX_STORED = 2**27
 # Clouds above this many points take seconds to minutes to build a tree for, and at camera density

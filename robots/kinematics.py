@@ -18,68 +18,15 @@ change which pairs are checked.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 from simdplan.robots.description import MOVABLE, RobotDescription
+from simdplan.robots.motion_bound import reach_table_f32
+from simdplan.robots.program import KIND_FIXED, KIND_PRISMATIC, KIND_REVOLUTE, Program  # noqa: F401 (re-exported)
 
-KIND_FIXED, KIND_REVOLUTE, KIND_PRISMATIC = 0, 1, 2
 # NOTE: margin so that float32 rounding never lets a sphere poke out of its group's bound.
 BOUND_MARGIN = 1e-5
-
-
-@dataclasses.dataclass
-class Program:
-    """Arrays for simdplan._core.RobotModel plus the names to read its results."""
-
-    dof: int
-    joint_names: list[str]
-    lower: np.ndarray  # (dof,) float64
-    upper: np.ndarray
-    wrap: np.ndarray  # (dof,) uint8: continuous joints
-    body_parent: np.ndarray
-    body_kind: np.ndarray
-    body_dof: np.ndarray
-    body_scale: np.ndarray
-    body_offset: np.ndarray
-    body_origin: np.ndarray  # (n_bodies, 12) float32
-    group_body: np.ndarray
-    group_begin: np.ndarray
-    group_end: np.ndarray
-    group_bound: np.ndarray  # (n_groups, 4)
-    spheres: np.ndarray  # (n_spheres, 4) in body frames
-    pairs: np.ndarray  # (n_pairs, 2) group indices
-    group_links: list[str]
-    sphere_group: np.ndarray  # (n_spheres,) group of each sphere
-    link_names: list[str]  # every URDF link, topological order
-    link_body: np.ndarray  # (n_links,) body of each link
-    link_in_body: np.ndarray  # (n_links, 4, 4) link frame in its body frame
-    # certified sphere pairs per group pair (robots/self_collision.py); None: test every sphere pair
-    pair_ranges: np.ndarray | None = None  # (n_pairs, 2) [begin, end) into sphere_pairs, or -1, -1
-    sphere_pairs: np.ndarray | None = None  # (m, 2) global sphere indices
-    list_max_padding: float = 0.0
-    # (n_spheres, n_bodies) float32 motion-bound table (robots/motion_bound.py)
-    sphere_reach: np.ndarray | None = None
-
-    def core_args(self) -> list:
-        i32 = lambda a: np.ascontiguousarray(a, dtype=np.int32)  # noqa: E731
-        f32 = lambda a: np.ascontiguousarray(a, dtype=np.float32)  # noqa: E731
-        return [self.dof, i32(self.body_parent), i32(self.body_kind), i32(self.body_dof), f32(self.body_scale),
-                f32(self.body_offset), f32(self.body_origin), i32(self.group_body), i32(self.group_begin),
-                i32(self.group_end), f32(self.group_bound), f32(self.spheres), i32(self.pairs.reshape(-1)),
-                np.ascontiguousarray(self.lower, dtype=np.float64), np.ascontiguousarray(self.upper, dtype=np.float64),
-                np.ascontiguousarray(self.wrap, dtype=np.uint8),
-                i32(self.pair_ranges.reshape(-1) if self.pair_ranges is not None else np.zeros(0)),
-                i32(self.sphere_pairs.reshape(-1) if self.sphere_pairs is not None else np.zeros(0)),
-                float(self.list_max_padding), f32(self.reach_table())]
-
-    def reach_table(self) -> np.ndarray:
-        """The motion-bound table (computed once; see simdplan.robots.motion_bound)."""
-        if self.sphere_reach is None:
-            from simdplan.robots.motion_bound import reach_table_f32  # noqa: PLC0415 (imports this module)
-            self.sphere_reach = reach_table_f32(self)
-        return self.sphere_reach
 
 
 def z_to_axis(axis: np.ndarray) -> np.ndarray:
@@ -251,7 +198,7 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
     # except where a mimic joint follows them: its value scale * q + offset needs the raw angle.
     followed = {j.mimic.joint for j in desc.joints if j.mimic is not None and j.type in MOVABLE}
     wrap = np.array([by_name[n].type == "continuous" and n not in followed for n in active], dtype=np.uint8)
-    return Program(
+    prog = Program(
         dof=len(active), joint_names=list(active), lower=lower, upper=upper, wrap=wrap,
         body_parent=np.array(body_parent), body_kind=np.array(body_kind), body_dof=np.array(body_dof),
         body_scale=np.array(body_scale), body_offset=np.array(body_offset), body_origin=np.array(body_origin),
@@ -261,3 +208,5 @@ def compile_program(desc: RobotDescription, active: list[str], held: dict[str, f
         group_links=group_links, sphere_group=np.array(sphere_group, dtype=np.int64),
         link_names=link_names,
         link_body=np.array(link_body), link_in_body=np.array(link_in_body))
+    prog.sphere_reach = reach_table_f32(prog)
+    return prog

@@ -14,7 +14,7 @@ from there the centre is at most the lengths of the origins further down plus th
 travel plus the centre's own offset away. For the body that carries the sphere the distance is
 exact. This is the "reach" of robots/self_collision.py, per sphere and body.
 
-The C++ core turns the table into per-group and per-pair bounds (cpp/src/robot_model.cc) for the
+The C++ core turns the table into per-group and per-pair bounds (cpp/src/kin/robot_model.cc) for the
 certificate of cpp/include/simdplan/collision/certified_link.hh.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdplan.robots.kinematics import KIND_PRISMATIC, KIND_REVOLUTE, Program
+from simdplan.robots.program import KIND_PRISMATIC, KIND_REVOLUTE, Program
 
 # float32 table rounded up, with relative and absolute slack for the float64 sums above
 _REL_SLACK = 1e-6

@@ -21,7 +21,8 @@ from simdplan import _core
 from simdplan.collision.environment import Environment
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
-from simdplan.robots.kinematics import Program, compile_program
+from simdplan.robots.kinematics import compile_program
+from simdplan.robots.program import Program
 from simdplan.robots.reports import CERT_STATUS, DistanceReport, MotionCertificate, Proximity, Violation
 from simdplan.robots.self_collision import certify_self_collision
 from simdplan.transforms import check_pose_matrix

@@ -28,7 +28,7 @@ import hashlib
 
 import numpy as np
 
-from simdplan.robots.kinematics import KIND_PRISMATIC, KIND_REVOLUTE, Program
+from simdplan.robots.program import KIND_PRISMATIC, KIND_REVOLUTE, Program
 
 # Pairs stay certified while 2 * padding (both spheres inflate) fits in this margin, minus a
 # float32 allowance: the kernels round sphere centres to float, about 1e-6 m on a 2 m robot.

@@ -9,7 +9,7 @@
 
 #include "arrays.hh"
 #include "signals.hh"
-#include "planning.hh"
+#include "planner/planning.hh"
 #include "simdplan/planner/nearest.hh"
 
 namespace simdplan::bind {

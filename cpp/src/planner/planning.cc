@@ -1,4 +1,4 @@
-#include "planning.hh"
+#include "planner/planning.hh"
 
 #include <chrono>
 #include <cmath>

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "environment.hh"
-#include "robot_model.hh"
+#include "collision/environment.hh"
+#include "kin/robot_model.hh"
 #include "simdplan/deadline.hh"
 #include "simdplan/planner/registry.hh"
 #include "simdplan/planner/simplify.hh"
