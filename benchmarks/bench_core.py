@@ -47,22 +47,16 @@ FULL = dict(single_calls=20_000, single_repeats=7, batch_n=100_000, batch_repeat
 QUICK = dict(single_calls=2_000, single_repeats=3, batch_n=10_000, batch_repeats=3,
              fk_n=10_000, fk_repeats=3, edges=100, edge_repeats=3)
 
-# Reference figures quoted by the issue (VAMP 0.6.4, Panda, MotionBenchMaker) and our targets.
-# scenes/mbm_data/NOTICE.md names the machine the VAMP figures come from (AMD EPYC Zen 5, 2 vCPUs).
-ANCHORS = {
-    "vamp_python_single_check_ns": 1480.0,
-    "vamp_cpp_per_valid_config_ns": 145.0,
-    "vamp_cpp_per_config_random_mix_ns": 78.0,
+# Our own targets (a competitor's figures appear only when measured in the same run).
+TARGETS = {
     "target_single_check_ns": 1000.0,
     "target_batch_random_mix_ns_avx512": 60.0,
-    "source": "issue text; VAMP 0.6.4 built from source; machine per scenes/mbm_data/NOTICE.md",
 }
-# (bench, metric) -> (anchor text, target in ns or None); shown on the best ISA's rows.
+# (bench, metric) -> (target text, target in ns); shown on the best ISA's rows.
 ROW_ANCHORS = {
-    ("single", "valid"): ("VAMP 1,480; target 1,000", ANCHORS["target_single_check_ns"]),
-    ("single", "random_mix"): ("VAMP 1,480; target 1,000", ANCHORS["target_single_check_ns"]),
-    ("batch", "random_mix"): ("VAMP ~78; target 60 (AVX-512)", ANCHORS["target_batch_random_mix_ns_avx512"]),
-    ("batch", "valid_only"): ("VAMP ~145", None),
+    ("single", "valid"): ("target 1,000", TARGETS["target_single_check_ns"]),
+    ("single", "random_mix"): ("target 1,000", TARGETS["target_single_check_ns"]),
+    ("batch", "random_mix"): ("target 60 (AVX-512)", TARGETS["target_batch_random_mix_ns_avx512"]),
 }
 
 
@@ -338,7 +332,7 @@ def print_tables(console, report: Report, titles: dict) -> None:
         t.add_column("median", justify="right")
         t.add_column("ratio to scalar", justify="right")
         t.add_column("spread", justify="right", style="dim")
-        t.add_column("anchor, ns (VAMP 0.6.4 / target)", style="dim")
+        t.add_column("target, ns", style="dim")
         last_scene = None
         for r in rows:
             if last_scene is not None and r["scene"] != last_scene:
@@ -509,10 +503,7 @@ def main(argv=None) -> int:
                   f"repo HEAD {str(m['git'].get('head'))[:12]}, {m['git'].get('changed_paths')} changed paths")
     console.print(f"load average at start {m['loadavg']}, at end {info_end['loadavg']}; run took {elapsed:.1f} s")
     console.print(f"robot: {robot!r}; resolution {robot.resolution} samples per unit joint distance; params {P}")
-    console.print("anchors (from the issue): VAMP 0.6.4 Python single check 1.48 us/call; VAMP C++ kernel ~145 ns per "
-                  "valid configuration, ~78 ns per configuration on a random mix. Targets: single check <= 1.0 us; "
-                  "batch <= 60 ns/config on the random mix with AVX-512. NOTICE.md places the VAMP figures on an "
-                  "AMD EPYC Zen 5 (2 vCPUs).")
+    console.print("targets: single check <= 1.0 us; batch <= 60 ns/config on the random mix with AVX-512.")
     console.print("ratio to scalar = median / scalar median of the same scene and metric (< 1 is faster); "
                   "spread = (max - min) / median over repeats "
                   f"(for motion, of the per-repeat mean edge time). Anchors are shown on the {best} rows.")
@@ -559,7 +550,7 @@ def main(argv=None) -> int:
         "isas": isas,
         "machine": info_start,
         "loadavg_end": info_end["loadavg"],
-        "anchors": ANCHORS,
+        "targets": TARGETS,
         "checks": checks,
         "results": report.rows,
     }

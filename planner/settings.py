@@ -63,20 +63,17 @@ class PlannerSettings:
       success and shrinks by (1 - dd_alpha) on failure, never below dd_min_radius. Domains start
       after 16 failed extensions (an easy problem is solved before and pays nothing for them) and
       are dropped after 500 rejected samples in a row (in many dimensions every sample is far from
-      every node). On by default: on MotionBenchMaker problems (reference mode, 210 per robot) it
-      cut the ur5's mean planning time about in half (651 -> 338 us in one run) and a mobile
-      manipulator's (fetch) median by a quarter; the panda's stayed within noise. A rejected sample
-      counts as an iteration: hence max_iterations 1,000,000.
+      every node). On by default (the measurements behind it: benchmarks/README.md, "How the
+      planner defaults were chosen"). A rejected sample counts as an iteration: hence
+      max_iterations 1,000,000.
     dd_radius: RRT-Connect: a node's domain radius after its first failed extension (see dynamic_domain).
     dd_alpha: RRT-Connect: rate at which a domain radius grows and shrinks (see dynamic_domain).
     dd_min_radius: RRT-Connect: smallest domain radius (see dynamic_domain).
     prm_neighbors: PRM: k nearest neighbours connected per roadmap vertex.
     simplify: shortcut, reduce vertices and smooth the path (every new edge is checked).
-    simplify_iterations: random shortcut attempts (30: on the MotionBenchMaker panda set, 20 already gave a
-      median cost of 4.85 rad and 50 gave 4.77 at 1.5x the simplification time).
-    smooth_passes: Laplacian smoothing passes after shortcutting (1: on the MotionBenchMaker panda
-      set, 0 / 1 / 3 passes gave median costs 4.90 / 4.85 / 4.83 rad, and 50 / 71 / 94 of 699 paths
-      grazed an obstacle between samples when re-checked at 10x; each pass also costs time).
+    simplify_iterations: random shortcut attempts (default 30; see benchmarks/README.md).
+    smooth_passes: Laplacian smoothing passes after shortcutting (default 1; each pass shortens the
+      path a little and costs time; see benchmarks/README.md).
     interpolate: if set, the returned path is resampled so consecutive waypoints are at most
       1 / interpolate apart (samples per unit joint distance, at most 1e6); None keeps the waypoints.
       A result of more than 1,000,000 waypoints is not built: the path keeps its waypoints and
