@@ -341,3 +341,21 @@ def test_ctrl_c_stops_a_point_tree_build():
     env.remove(cloud)
     env.add_pointcloud(points[:2000])
     assert isinstance(panda.is_valid(q, env), bool)
+
+
+def test_ctrl_c_stops_a_huge_batch_check_and_chunks_change_no_answer(cage):
+    robot, env = cage.robot, cage.env
+    # answers across the 16,384-row chunks equal one-by-one checks
+    rng = np.random.default_rng(9)
+    Q = rng.uniform(robot.lower, robot.upper, (40_000, robot.dof))
+    batch = robot.is_valid_many(Q, env)
+    picks = rng.choice(len(Q), 400, replace=False)
+    picks = np.r_[picks, [16_383, 16_384, 32_767, 32_768, 39_999]]
+    assert all(batch[i] == robot.is_valid(Q[i], env) for i in picks)
+    # 10^8 rows (a zero-copy view of one row): seconds of work, stopped by Ctrl-C
+    many = np.broadcast_to(Q[0], (10**8, robot.dof))
+    interrupt_after(0.2)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        robot.is_valid_many(many, env)
+    assert time.perf_counter() - t0 < 0.2 + 0.15

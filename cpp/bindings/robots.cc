@@ -3,7 +3,10 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+
 #include "arrays.hh"
+#include "signals.hh"
 #include "kin/robot_model.hh"
 
 namespace simdplan::bind {
@@ -16,6 +19,8 @@ using U8 = nb::ndarray<const uint8_t, nb::ndim<1>, nb::device::cpu>;
 
 // PERF: releasing the GIL costs more than a single check; release only for batches.
 constexpr int64_t kReleaseGilRows = 64;
+// rows per chunk of a batch check between two asks for Ctrl-C (milliseconds of work)
+constexpr int64_t kInterruptRows = 16384;
 
 }  // namespace
 
@@ -71,8 +76,18 @@ void bind_robots(nb::module_& m) {
             bool* out;
             auto arr = new_array<bool>({size_t(s.rows)}, &out);
             if (s.rows >= kReleaseGilRows) {
-              nb::gil_scoped_release release;
-              r.is_valid_many(env, s, padding, reinterpret_cast<uint8_t*>(out));
+              // a batch of millions runs for seconds: Ctrl-C is asked between chunks of rows
+              const Deadline stop(0.0, PythonSignals::for_this_thread());
+              {
+                nb::gil_scoped_release release;
+                for (int64_t r0 = 0; r0 < s.rows && !stop.passed(); r0 += kInterruptRows) {
+                  Strided part = s;
+                  part.data = s.data + r0 * s.row_stride;
+                  part.rows = std::min(kInterruptRows, s.rows - r0);
+                  r.is_valid_many(env, part, padding, reinterpret_cast<uint8_t*>(out) + r0);
+                }
+              }
+              raise_if_interrupted(stop.stopped());
             } else {
               r.is_valid_many(env, s, padding, reinterpret_cast<uint8_t*>(out));
             }
