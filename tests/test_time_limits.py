@@ -184,6 +184,7 @@ SETTINGS = st.fixed_dictionaries({}, optional={
 })
 
 
+@pytest.mark.filterwarnings("ignore:.*has no effect on planner")  # settings meant for another planner
 @settings(max_examples=40, deadline=None)
 @given(kwargs=SETTINGS, time_limit=st.sampled_from([0.05, 0.15]))
 def test_fuzzed_settings_are_refused_or_return_within_the_time_limit(cage, kwargs, time_limit):
