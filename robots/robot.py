@@ -67,6 +67,15 @@ def _empty_env():
     return _EMPTY_ENV
 
 
+def _environment(env) -> Environment:
+    """``env``, or the shared empty Environment for None; TypeError for anything else."""
+    if env is None:
+        return _empty_env()
+    if not isinstance(env, Environment):
+        raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
+    return env
+
+
 def _as_f64(value, name: str) -> np.ndarray:
     """Joint values as float64 (shape is checked by the core). Refuses bool, complex, text."""
     arr = np.asarray(value)
@@ -448,10 +457,10 @@ class Robot:
             return _empty_env().compiled()
         try:
             s = env.snapshot
-        except AttributeError:
-            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}") from None
-        # PERF: the single check is the hottest call; this is a few attribute reads when nothing
-        # needs building (the call into env.compiled() costs more than the rest of this method)
+        except AttributeError:  # not an Environment: compiled_env says so
+            s = None
+        # PERF: the single check is the hottest call: the test of Environment.compiled_snapshot is
+        # written out here (calling into env.compiled() was ~30% of a check when nothing needs building)
         if (s is not None and s.r_lo <= self._radius_range[0] + padding and self._radius_range[1] + padding <= s.r_hi
                 and (s.distances or not distances)):
             return s.model
@@ -462,12 +471,12 @@ class Robot:
         snapshot whose point-cloud trees answer this robot's sphere radii plus ``padding`` (built
         or widened now if needed) and, with ``distances``, with every cloud's nearest-point tree.
         For adapters that drive ``robot.core`` themselves (e.g. simdplan.planner.ompl)."""
-        if env is None:
-            return _empty_env().compiled()
-        if not isinstance(env, Environment):
-            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
+        return self._snapshot_for(env, padding, distances).model
+
+    def _snapshot_for(self, env, padding: float, distances: bool = False):
+        """``compiled_env``'s snapshot, with the obstacles behind its contact reports."""
         lo, hi = self._radius_range
-        return env.compiled((lo + padding, hi + padding), distances)
+        return _environment(env).compiled_snapshot((lo + padding, hi + padding), distances)
 
     @property
     def continuous(self) -> np.ndarray:
@@ -627,21 +636,12 @@ class Robot:
     def _distance_snapshot(self, env):
         """A snapshot of ``env`` with every point cloud's nearest-point tree built (distance queries
         need no point-cloud collision trees)."""
-        if env is None:
-            env = _empty_env()
-        elif not isinstance(env, Environment):
-            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
-        return env.compiled_snapshot(distances=True)
+        return _environment(env).compiled_snapshot(distances=True)
 
     def why_invalid(self, q, env: Environment | None = None, padding: float = 0.0) -> list[Violation]:
         """Every reason ``q`` is invalid (empty list iff ``is_valid`` is True)."""
         padding = check_padding(padding)
-        if env is not None and not isinstance(env, Environment):
-            raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
-        env = env if env is not None else _empty_env()
-        lo, hi = self._radius_range
-        # one snapshot for the contacts and the names of what they hit
-        snap = env.compiled_snapshot((lo + padding, hi + padding))
+        snap = self._snapshot_for(env, padding)  # one snapshot for the contacts and the names of what they hit
         qa = _as_f64(q, "q")
         out: list[Violation] = []
         p = self._program
