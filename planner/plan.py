@@ -77,9 +77,7 @@ def _problem(robot, start, goals) -> tuple[np.ndarray, np.ndarray]:
         # a continuous joint far beyond +-pi wraps to an arbitrary angle: refused, naming the joint
         robot.check_joint_values(start, "start")
         robot.check_joint_values(goals, "goals")
-        both = np.concatenate([start[None, :], goals])
-        wrap = robot.continuous
-        both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi  # NaN and inf stay non-finite
+        both = robot.wrap_continuous(np.concatenate([start[None, :], goals]))
         start, goals = both[0].copy(), both[1:].copy()
     return start, goals
 

@@ -483,6 +483,14 @@ class Robot:
         """(dof,) bool, read-only: which joints are continuous (their values wrap to [-pi, pi] in planning)."""
         return self._wrap_mask
 
+    def wrap_continuous(self, Q) -> np.ndarray:
+        """A float64 copy of ``Q`` (dof,) or (n, dof) with continuous joints wrapped to [-pi, pi], as
+        planning does with starts and goals (NaN and inf stay non-finite)."""
+        out = np.array(Q, dtype=np.float64)
+        if self._wraps:
+            out[..., self._wrap_mask] = np.remainder(out[..., self._wrap_mask] + np.pi, 2 * np.pi) - np.pi
+        return out
+
     @property
     def has_continuous(self) -> bool:
         """Whether any joint is continuous."""

@@ -76,9 +76,8 @@ def planned_ends(robot, start, goals, checked) -> tuple[np.ndarray, np.ndarray]:
     continuous joints wrapped to [-pi, pi] and values within limit_tolerance of a limit moved onto
     it. A returned path begins and ends there."""
     both = np.vstack([np.asarray(start, dtype=float).reshape(1, -1), np.atleast_2d(np.asarray(goals, dtype=float))])
-    wrap = robot.continuous
-    if wrap.any():  # as simdplan.plan does; else a start at 4 rad "does not begin" the path at -2.28
-        both[:, wrap] = np.remainder(both[:, wrap] + np.pi, 2 * np.pi) - np.pi
+    # as simdplan.plan does; else a start at 4 rad "does not begin" the path at -2.28
+    both = robot.wrap_continuous(both)
     if checked.limit_tolerance > 0:
         both, _ = robot.clamp_to_limits(both, checked.limit_tolerance)
     return both[0], both[1:]
