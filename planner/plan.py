@@ -19,8 +19,10 @@ import warnings
 import numpy as np
 
 from simdplan import _core
+from simdplan.collision.environment import Environment
 from simdplan.planner.result import PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
+from simdplan.robots.robot import Robot
 from simdplan.validation import as_int, as_number
 
 
@@ -195,9 +197,6 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
 
 
 def _check_types(robot, env) -> None:
-    from simdplan.collision.environment import Environment
-    from simdplan.robots.robot import Robot
-
     if not isinstance(robot, Robot):
         raise TypeError(f"robot must be a simdplan.Robot, got {type(robot).__name__}")
     if robot.dof == 0:
