@@ -203,7 +203,6 @@ class Environment:
         self._lock = threading.RLock()
         self._obstacles: dict[int, Obstacle] = {}
         self._next_id = 0
-        self._compiled = None
         # the compiled model and what its point-cloud trees answer, replaced as one object (see Snapshot)
         self.snapshot: Snapshot | None = None
         self._trees: dict[int, object] = {}  # point cloud id -> its built _core.CaptTree (kept across compiles)
@@ -435,8 +434,8 @@ class Environment:
     # ----- compiled form -----
     @_locked
     def _model(self):
-        """The C++ EnvironmentModel for the current obstacles (built once per change)."""
-        if self._compiled is None:
+        """The C++ EnvironmentModel for the current obstacles (built once per change, as ``snapshot``)."""
+        if self.snapshot is None:
             groups: dict[str, list] = {k: [] for k in PRIMITIVES}
             index: dict[str, list[int]] = {k: [] for k in KINDS}
             trees, cloud_tree, aabbs, radii, nearest, cloud_nearest = [], [], [], [], [], []
@@ -469,19 +468,17 @@ class Environment:
                 pts = p["points"]
                 aabbs.append([pts[:, k].min() for k in range(3)] + [pts[:, k].max() for k in range(3)])
                 radii.append(p["point_radius"])
-            sizes = _RECORD_FLOATS
-            arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, sizes[k]) for k in PRIMITIVES]
-            self._compiled = _core.EnvironmentModel(*arrays, trees, cloud_tree,
-                                                    np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),
-                                                    np.asarray(radii, dtype=np.float32), nearest, cloud_nearest,
-                                                    meshes, hulls, np.asarray(poses, dtype=np.float64).reshape(-1, 12))
-            self.snapshot = self._describe(self._compiled, index)
-        return self._compiled
+            arrays = [np.asarray(groups[k], dtype=np.float32).reshape(-1, _RECORD_FLOATS[k]) for k in PRIMITIVES]
+            model = _core.EnvironmentModel(*arrays, trees, cloud_tree,
+                                           np.asarray(aabbs, dtype=np.float32).reshape(-1, 6),
+                                           np.asarray(radii, dtype=np.float32), nearest, cloud_nearest,
+                                           meshes, hulls, np.asarray(poses, dtype=np.float64).reshape(-1, 12))
+            self.snapshot = self._describe(model, index)
+        return self.snapshot.model
 
     def _invalidate(self) -> None:
         """The obstacles or their trees changed: the next use compiles a new snapshot."""
         self.snapshot = None
-        self._compiled = None
 
     def _describe(self, model, index: dict[str, list[int]]) -> Snapshot:
         """What ``model`` (just compiled from the current obstacles and trees) answers without a rebuild."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from simdplan.robots.description import MOVABLE, RobotDescription
 from simdplan.robots.motion_bound import reach_table_f32
-from simdplan.robots.program import KIND_FIXED, KIND_PRISMATIC, KIND_REVOLUTE, Program  # noqa: F401 (re-exported)
+from simdplan.robots.program import KIND_FIXED, KIND_PRISMATIC, KIND_REVOLUTE, Program
 
 # NOTE: margin so that float32 rounding never lets a sphere poke out of its group's bound.
 BOUND_MARGIN = 1e-5
