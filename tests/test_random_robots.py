@@ -4,7 +4,8 @@ Hypothesis builds random trees of links (fixed, revolute, continuous and prismat
 turned by multiples of 90 degrees or by anything, held joints, links without spheres, a base pose)
 and random obstacles. For each robot the same program is compiled twice: with the kernels' fast
 paths (origins that are signed permutations copy columns, static groups leave the environment
-test once they have passed, frames on demand, the collision hint) and without them
+test once they have passed, frames on demand, the collision hint, a body's bound before its
+groups' and self-collision pairs in blocks between two bodies) and without them
 (``fast_paths=False``: every origin through the general product, every group tested every time).
 Forward kinematics must agree bit for bit, validity and motion checks exactly, plans exactly (same
 seed, same path); and both must agree with a float64 NumPy reference away from contact boundaries.
@@ -221,3 +222,40 @@ def test_static_groups_are_skipped_only_after_they_pass(isa):
     assert res.success
     for a, b in zip(res.path[:-1], res.path[1:]):
         assert twin.is_motion_valid(a, b, env)
+
+
+def arm_with_a_hand_of_many_links():
+    """Three revolute joints and a hand of six small links fixed to the last one (one body, six
+    sphere groups): what the body bound and the pair blocks serve (a Robotiq hand on a ur5)."""
+    b = RobotBuilder("hand")
+    b.link("base", spheres=[[0, 0, 0.05, 0.08]])
+    b.link("upper", spheres=[[0, 0, 0.1, 0.05], [0, 0, 0.25, 0.05]])
+    b.link("fore", spheres=[[0.1, 0, 0, 0.04], [0.25, 0, 0, 0.04]])
+    b.link("palm", spheres=[[0.05, 0, 0, 0.03]])
+    b.joint("j1", "revolute", "base", "upper", xyz=[0, 0, 0.1], limits=(-3, 3))
+    b.joint("j2", "revolute", "upper", "fore", xyz=[0, 0, 0.35], axis=[0, 1, 0], limits=(-3, 3))
+    b.joint("j3", "revolute", "fore", "palm", xyz=[0.35, 0, 0], axis=[0, 1, 0], limits=(-3, 3))
+    for i in range(6):
+        b.link(f"finger{i}", spheres=[[0.02 * (i % 3), 0.03 * (i // 3) - 0.015, 0.0, 0.015]])
+        b.joint(f"f{i}", "fixed", "palm", f"finger{i}", xyz=[0.08, 0, 0.01 * i])
+    return b.build(skip_adjacent=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_body_bounds_and_pair_blocks_change_no_answer(isa, seed):
+    robot = arm_with_a_hand_of_many_links()
+    twin = plain_twin(robot)
+    rng = np.random.default_rng(seed)
+    env = simdplan.Environment()
+    for k, c in enumerate(rng.uniform(-0.6, 0.6, (12, 3))):
+        env.add_sphere(c, float(rng.uniform(0.02, 0.08)), name=f"ball{k}")
+    Q = random_configs(robot, rng, 4000)
+    fast = robot.is_valid_many(Q, env)
+    assert np.array_equal(fast, twin.is_valid_many(Q, env))
+    assert 0.2 < fast.mean() < 0.9  # both outcomes are well represented
+    # self-collision alone (the hand folding back onto the arm), where only the pair blocks act
+    empty = simdplan.Environment()
+    alone = robot.is_valid_many(Q, empty)
+    assert np.array_equal(alone, twin.is_valid_many(Q, empty)) and not alone.all()
+    for a, b in zip(Q[:200:2], Q[1:200:2]):
+        assert robot.is_motion_valid(a, b, env) == twin.is_motion_valid(a, b, env)

@@ -112,6 +112,10 @@ class RobotModel {
   // Both edge ends as float32, unwrapped (dof values each, q0 first), after convert_row's checks;
   // in_limits0/1 tell whether each end is inside the joint limits.
   std::vector<float> raw_ends(const Strided& q0, const Strided& q1, bool& in_limits0, bool& in_limits1) const;
+  // Fills body_bound_ and the body group ranges, and points view_ at them.
+  void body_bounds(size_t nb);
+  // Fills the pair blocks (after body_bounds and the pair sort) and points view_ at them.
+  void pair_blocks();
   // World sphere centres and radii (n_spheres x 4) of one configuration, scalar kernels.
   std::vector<float> world_spheres(const Strided& q) const;
 
@@ -121,6 +125,9 @@ class RobotModel {
   std::vector<int32_t> body_axes_;  // RobotView::body_axes
   std::vector<float> sphere_soa_;
   std::vector<float> group_reach_, pair_reach_;
+  std::vector<float> body_bound_;  // RobotView::body_bound
+  std::vector<int32_t> body_group_begin_, body_group_end_;
+  std::vector<int32_t> pair_block_begin_, pair_order_, pair_block_side_;  // RobotView's pair blocks
   RobotView view_{};
 };
 

@@ -9,6 +9,9 @@
 // - static_env_free: the robot's static groups (those of body 0, which no joint moves) were found
 //   clear of the environment, so later batches skip them: they are the same in every
 //   configuration. Valid while the robot, environment and padding stay those of the first call.
+// - body_tries, body_clear: how often each body's bound was tested against the environment before
+//   its groups, and how often it was clear of everything (so its groups were skipped). The test
+//   stays on while it pays (collision/validity.hh, body_test_pays); it never changes an answer.
 #pragma once
 #include <cstdint>
 
@@ -20,6 +23,9 @@ struct CheckState {
   int32_t hint_obstacle = -1;  // obstacle index (EnvironmentView)
   int32_t hint_pair = -1;      // self-collision pair index, sorted order (RobotView::pairs)
   int32_t static_env_free = 0;
+  static constexpr int32_t kBodies = 32;  // bodies past this many never take the body bound test
+  int32_t body_tries[kBodies] = {};
+  int32_t body_clear[kBodies] = {};
 };
 
 }  // namespace simdplan

@@ -7,7 +7,8 @@
 //   T_body = T_parent * origin * Jz(value), value = scale * q[dof] + offset (mimic joints use
 //   scale/offset), Jz a rotation about z (revolute) or a translation along z (prismatic).
 // - groups: the spheres of one URDF link, in body order, each with a bounding sphere in the
-//   body frame. Environment checks test the bound first; self-collision pairs are group pairs.
+//   body frame. Environment checks test the bound first (a body with several groups: its own bound
+//   before theirs); self-collision pairs are group pairs.
 // - spheres: centre (body frame) and radius, metres; 4 floats each, grouped by group.
 // - pairs: group pairs (a < b) checked for self-collision, sorted by b; pair_begin[g] ..
 //   pair_begin[g+1] are the pairs whose later group is g. Pairs a few joints apart may carry the
@@ -47,6 +48,12 @@ struct RobotView {
   const int32_t* group_begin;  // sphere index range [begin, end)
   const int32_t* group_end;
   const float* group_bound;  // 4 per group: centre (body frame), radius
+  // Per body: a bounding sphere (body frame centre, radius) of every sphere of its groups when the
+  // body carries two or more groups, radius 0 otherwise; its groups are body_group_begin[b] ..
+  // body_group_end[b] - 1. The environment test meets this bound first (collision/validity.hh).
+  const float* body_bound;
+  const int32_t* body_group_begin;
+  const int32_t* body_group_end;
   int32_t n_spheres;
   const float* spheres;  // 4 per sphere: centre (body frame), radius
   const float* sphere_soa;  // 4 x (n_spheres + kSoaPad): x..., y..., z..., r...
@@ -59,6 +66,14 @@ struct RobotView {
   const int32_t* pair_ranges;
   const int32_t* sphere_pairs;
   float list_max_padding;
+  // The pairs again, in blocks of pairs between the same two bodies: block k holds pairs
+  // pair_order[pair_block_begin[k] .. pair_block_begin[k + 1] - 1]. pair_block_side[2k], [2k + 1]
+  // name a sphere around every group of each side of the block: g >= 0 the bound of group g, -1 - b
+  // the bound of body b. The self-collision test meets a block's two spheres before its pairs.
+  int32_t n_pair_blocks;
+  const int32_t* pair_block_begin;  // n_pair_blocks + 1 entries
+  const int32_t* pair_order;        // n_pairs entries
+  const int32_t* pair_block_side;   // 2 per block
   // Motion bounds (robots/motion_bound.py, collision/certified_link.hh), n_bodies columns each:
   // sphere_reach[i * n_bodies + b] bounds the distance of sphere i's centre from the joint axis of
   // body b over every configuration (1 for a prismatic body, 0 where b does not move sphere i), so
