@@ -215,6 +215,19 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   for (size_t b = 0; b < nb; ++b)
     body_axes_[b] = a_.fast_paths ? origin_axes(a_.body_origin.data() + 12 * b) : kAxesGeneral;
   view_.body_axes = body_axes_.data();
+  body_perm_.assign(4 * nb, 0);
+  body_sign_.assign(4 * nb, 1.0f);
+  for (size_t b = 0; b < nb; ++b) {
+    const int32_t axes = body_axes_[b];
+    if (axes == kAxesGeneral) continue;
+    for (int j = 0; j < 3; ++j) {
+      body_perm_[4 * b + j] = (axes >> (2 * j)) & 3;
+      body_sign_[4 * b + j] = (axes & (1 << (6 + j))) ? -1.0f : 1.0f;
+    }
+    body_perm_[4 * b + 3] = (axes >> 9) & 7;
+  }
+  view_.body_perm = body_perm_.data();
+  view_.body_sign = body_sign_.data();
   view_.n_groups = int32_t(ng);
   view_.n_static_groups = 0;
   while (a_.fast_paths && size_t(view_.n_static_groups) < ng && a_.group_body[view_.n_static_groups] == 0)

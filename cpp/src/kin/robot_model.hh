@@ -122,7 +122,8 @@ class RobotModel {
   RobotArrays a_;
   float radius_min_ = 0.0f, radius_max_ = 0.0f;  // over all spheres
   std::vector<int32_t> pair_begin_;
-  std::vector<int32_t> body_axes_;  // RobotView::body_axes
+  std::vector<int32_t> body_axes_, body_perm_;  // RobotView::body_axes, body_perm
+  std::vector<float> body_sign_;                // RobotView::body_sign
   std::vector<float> sphere_soa_;
   std::vector<float> group_reach_, pair_reach_;
   std::vector<float> body_bound_;  // RobotView::body_bound

@@ -29,14 +29,17 @@ SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* fra
   const int32_t axes = rb.body_axes[b];
   if (p >= 0 && axes != kAxesGeneral) {
     const V* P = frames + 12 * p;
-    const int k0 = axes & 3, k1 = (axes >> 2) & 3, k2 = (axes >> 4) & 3;
-    const float g0 = (axes & (1 << 6)) ? -1.0f : 1.0f, g1 = (axes & (1 << 7)) ? -1.0f : 1.0f;
-    const float g2 = (axes & (1 << 8)) ? -1.0f : 1.0f;
+    // PERF: unpacked at load (RobotView::body_perm, body_sign) rather than decoded from the bits
+    // here: planning instructions -1.1% ur5, -1.2% panda, -1.9% fetch, -1.6% baxter (callgrind, AVX2).
+    const int32_t* perm = rb.body_perm + 4 * b;
+    const float* sign = rb.body_sign + 4 * b;
+    const int k0 = perm[0], k1 = perm[1], k2 = perm[2], moved = perm[3];
+    const float g0 = sign[0], g1 = sign[1], g2 = sign[2];
     for (int i = 0; i < 3; ++i) {  // translation: P t + P[:, 3], terms z, y, x as in the general product
       V acc = P[4 * i + 3];
-      if (axes & (1 << 11)) acc = fmadd(P[4 * i + 2], V::fill(o[11]), acc);
-      if (axes & (1 << 10)) acc = fmadd(P[4 * i + 1], V::fill(o[7]), acc);
-      if (axes & (1 << 9)) acc = fmadd(P[4 * i], V::fill(o[3]), acc);
+      if (moved & 4) acc = fmadd(P[4 * i + 2], V::fill(o[11]), acc);
+      if (moved & 2) acc = fmadd(P[4 * i + 1], V::fill(o[7]), acc);
+      if (moved & 1) acc = fmadd(P[4 * i], V::fill(o[3]), acc);
       T[4 * i + 3] = acc;
     }
     if (kind == kBodyRevolute) {

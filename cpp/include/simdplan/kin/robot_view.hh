@@ -42,6 +42,10 @@ struct RobotView {
   const float* body_offset;
   const float* body_origin;  // 12 per body
   const int32_t* body_axes;  // per body: kAxesGeneral or a signed permutation (above)
+  // body_axes unpacked for fk_body, 4 per body: body_perm the rows k_0, k_1, k_2 and the translation
+  // bits (bit r: row r not zero), body_sign the signs of columns 0, 1, 2 (+-1) and an unused 1
+  const int32_t* body_perm;
+  const float* body_sign;
   int32_t n_groups;
   int32_t n_static_groups;  // groups 0 .. n_static_groups - 1 are body 0's: no joint moves them
   const int32_t* group_body;
