@@ -112,9 +112,12 @@ class RobotModel {
   // Both edge ends as float32, unwrapped (dof values each, q0 first), after convert_row's checks;
   // in_limits0/1 tell whether each end is inside the joint limits.
   std::vector<float> raw_ends(const Strided& q0, const Strided& q1, bool& in_limits0, bool& in_limits1) const;
-  // Fills body_bound_ and the body group ranges, and points view_ at them.
+  // Load-time tables of the kernels' fast paths (robot_shortcuts.cc), each pointing view_ at them:
+  // body_axes_, body_perm_ and body_sign_;
+  void origin_tables(size_t nb);
+  // body_bound_ and the body group ranges;
   void body_bounds(size_t nb);
-  // Fills the pair blocks (after body_bounds and the pair sort) and points view_ at them.
+  // the pair blocks (after body_bounds and the pair sort).
   void pair_blocks();
   // World sphere centres and radii (n_spheres x 4) of one configuration, scalar kernels.
   std::vector<float> world_spheres(const Strided& q) const;
