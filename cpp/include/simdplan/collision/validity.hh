@@ -246,6 +246,14 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
   });
 }
 
+// The world centre of body b's bound (rb.body_bound) per lane, its body frame computed first if needed.
+template <class V>
+SIMDPLAN_INLINE void body_bound_centre(const RobotView& rb, const LaneScratch<V>& s, int32_t b, V& x, V& y, V& z) {
+  s.ensure_body(rb, b);
+  const float* bb = rb.body_bound + 4 * b;
+  fk_point(s.frames + 12 * b, bb[0], bb[1], bb[2], x, y, z);
+}
+
 // Whether body b's bound (rb.body_bound, radius > 0) meets an obstacle on some lane not done. When
 // it meets none, none of the body's groups can collide with the environment on those lanes.
 // PERF: a hand of many links (ur5 with a Robotiq hand: 11 groups on one body) then costs one
@@ -255,11 +263,9 @@ SIMDPLAN_INLINE bool group_vs_environment(const RobotView& rb, const Environment
 template <class V>
 SIMDPLAN_INLINE bool body_meets_environment(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                             int32_t b, float padding, typename V::Mask done) {
-  s.ensure_body(rb, b);
-  const float* bb = rb.body_bound + 4 * b;
   V cx, cy, cz;
-  fk_point(s.frames + 12 * b, bb[0], bb[1], bb[2], cx, cy, cz);
-  const float rbound = bb[3] + padding;
+  body_bound_centre(rb, s, b, cx, cy, cz);
+  const float rbound = rb.body_bound[4 * b + 3] + padding;
   const V br = V::fill(rbound);
   const float lo[3] = {cx.hmin() - rbound, cy.hmin() - rbound, cz.hmin() - rbound};
   const float hi[3] = {cx.hmax() + rbound, cy.hmax() + rbound, cz.hmax() + rbound};
@@ -276,7 +282,6 @@ SIMDPLAN_INLINE bool body_meets_environment(const RobotView& rb, const Environme
 // PERF: planning instructions (callgrind, AVX2, VAMP's MotionBenchMaker sets, 10 per class) against
 // the pair blocks alone: testing every time ur5 -5.4%, panda -0.4%, fetch +1.3%, baxter +1.5%;
 // with this rule ur5 -3.8%, panda +0.3%, fetch +0.2%, baxter +0.6%.
-template <class V>
 SIMDPLAN_INLINE bool body_test_pays(const RobotView& rb, const CheckState& state, int32_t b) {
   constexpr int32_t kBodyTrials = 32;
   if (b >= CheckState::kBodies) return false;
@@ -296,10 +301,8 @@ SIMDPLAN_INLINE void block_side(const RobotView& rb, const LaneScratch<V>& s, in
     return;
   }
   const int32_t b = -1 - side;
-  s.ensure_body(rb, b);
-  const float* bb = rb.body_bound + 4 * b;
-  fk_point(s.frames + 12 * b, bb[0], bb[1], bb[2], x, y, z);
-  r = V::fill(bb[3] + padding);
+  body_bound_centre(rb, s, b, x, y, z);
+  r = V::fill(rb.body_bound[4 * b + 3] + padding);
 }
 
 // Whether the two spheres around pair block k's sides meet on some lane not done; when they do not,
@@ -408,7 +411,7 @@ SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const Environm
   for (int32_t g = rb.n_groups - 1; g >= moving; --g) {
     const int32_t b = rb.group_body[g];
     if (by_body && g + 1 == rb.body_group_end[b] && rb.body_bound[4 * b + 3] > 0 && rb.body_group_begin[b] >= moving &&
-        env.n_obstacles > 0 && body_test_pays<V>(rb, state, b)) {
+        env.n_obstacles > 0 && body_test_pays(rb, state, b)) {
       ++state.body_tries[b];
       if (!body_meets_environment(rb, env, s, b, padding, done)) {
         ++state.body_clear[b];
