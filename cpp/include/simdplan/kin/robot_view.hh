@@ -52,9 +52,10 @@ struct RobotView {
   const int32_t* group_begin;  // sphere index range [begin, end)
   const int32_t* group_end;
   const float* group_bound;  // 4 per group: centre (body frame), radius
-  // Per body: a bounding sphere (body frame centre, radius) of every sphere of its groups when the
-  // body carries two or more groups, radius 0 otherwise; its groups are body_group_begin[b] ..
-  // body_group_end[b] - 1. The environment test meets this bound first (collision/validity.hh).
+  // Per body: a bounding sphere (body frame centre, radius) of its groups' bounds when the body
+  // carries two or more groups, radius 0 otherwise; its groups are body_group_begin[b] ..
+  // body_group_end[b] - 1. The environment test may meet this bound first, while doing so pays
+  // (collision/validity.hh, body_test_pays); pair blocks use it too.
   const float* body_bound;
   const int32_t* body_group_begin;
   const int32_t* body_group_end;
