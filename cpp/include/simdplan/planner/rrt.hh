@@ -50,10 +50,7 @@ inline std::vector<float> rrt(const Problem& p, const RrtSettings& own) {
     for (int32_t g = 0; g < n_goals; ++g) {
       const float* goal = goals.data() + g * dof;
       if (Checker::distance(q_new.data(), goal, dof) <= s.range && check.motion(q_new.data(), goal, Checker::Known::both)) {
-        std::vector<float> back;
-        t.path_to_root(node, back);
-        const size_t rows = back.size() / dof;
-        for (size_t r = rows; r-- > 0;) path.insert(path.end(), back.begin() + r * dof, back.begin() + (r + 1) * dof);
+        t.path_from_root(node, path);
         path.insert(path.end(), goal, goal + dof);
         stats.goal_index = g;
         stats.tree_nodes = t.size();

@@ -117,18 +117,14 @@ inline std::vector<float> rrt_connect(const Problem& p, const RrtcSettings& own)
       cur = b->add(q_step.data(), cur);
     }
     if (reached) {
-      // a-side: new_a .. root(a); b-side: cur .. root(b)
-      std::vector<float> pa, pb;
-      a->path_to_root(new_a, pa);
-      b->path_to_root(cur, pb);
+      // start .. (new_a and cur, which meet) .. goal: the start tree from its root, then the goal tree to its root
       const bool a_is_start = (a == &ta);
-      std::vector<float>& from_start = a_is_start ? pa : pb;
-      std::vector<float>& to_goal = a_is_start ? pb : pa;
-      const int32_t goal_root = a_is_start ? b->root[cur] : a->root[new_a];
-      // from_start runs node .. start: reverse it by rows
-      const size_t rows = from_start.size() / dof;
-      for (size_t r = rows; r-- > 0;) path.insert(path.end(), from_start.begin() + r * dof, from_start.begin() + (r + 1) * dof);
-      path.insert(path.end(), to_goal.begin(), to_goal.end());
+      const Tree& start_tree = a_is_start ? *a : *b;
+      const Tree& goal_tree = a_is_start ? *b : *a;
+      const int32_t start_node = a_is_start ? new_a : cur, goal_node = a_is_start ? cur : new_a;
+      start_tree.path_from_root(start_node, path);
+      goal_tree.path_to_root(goal_node, path);
+      const int32_t goal_root = goal_tree.root[goal_node];
       stats.goal_index = goal_root;  // goal roots were added first, so root index == goal index
       stats.tree_nodes = ta.size() + tb.size();
       return path;

@@ -1,5 +1,6 @@
 // simdplan/planner/tree.hh: a search tree (or forest) of configurations with parent links.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -34,6 +35,16 @@ struct Tree {
       nn.get(i, q.data());
       out.insert(out.end(), q.begin(), q.end());
     }
+  }
+
+  // configurations from node i's root down to node i, appended to out (flat, dof each)
+  void path_from_root(int32_t i, std::vector<float>& out) const {
+    const size_t first = out.size();
+    path_to_root(i, out);
+    const size_t dof = size_t(nn.dof()), rows = (out.size() - first) / dof;
+    for (size_t r = 0; r < rows / 2; ++r)
+      std::swap_ranges(out.begin() + first + r * dof, out.begin() + first + (r + 1) * dof,
+                       out.begin() + first + (rows - 1 - r) * dof);
   }
 };
 
