@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <new>
 #include <stdexcept>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "dispatch.hh"
+#include "distinct_points.hh"
 #include "simdplan/capt/nearest_kernels.hh"
 #include "simdplan/capt/nearest_tree.hh"
 
@@ -86,37 +86,6 @@ std::string point_text(const float* p) {
   return buf;
 }
 
-// Distinct points (-0 folded into +0) in input order, each with the index of its first occurrence:
-// an open-addressing hash set over the coordinates' bits. NOTE: exact duplicates are stored once
-// because the search cannot prune ties (a cell as near as the best is visited), so k copies of the
-// nearest point cost k / kNearestBucket leaves per query: 20k identical points took 32 us per
-// query, 100k points made of 1k distinct ones 1.7 us (1k alone: 0.18 us).
-std::vector<Item> distinct_items(const float* xyz, int64_t n) {
-  std::vector<Item> out;
-  out.reserve(size_t(n));
-  size_t cap = 16;
-  while (cap < size_t(2 * n)) cap <<= 1;
-  std::vector<int32_t> table(cap, -1);
-  for (int64_t i = 0; i < n; ++i) {
-    const Item it{{xyz[3 * i] + 0.0f, xyz[3 * i + 1] + 0.0f, xyz[3 * i + 2] + 0.0f}, int32_t(i)};
-    uint32_t b[3];
-    std::memcpy(b, it.c, sizeof b);
-    uint64_t h = (uint64_t(b[0]) << 32 | b[1]) * 0xD6E8FEB86659FD93ull;
-    h = (h ^ (h >> 31) ^ b[2]) * 0x9E3779B97F4A7C15ull;
-    size_t slot = size_t(h >> 32) & (cap - 1);
-    for (;; slot = (slot + 1) & (cap - 1)) {
-      const int32_t j = table[slot];
-      if (j < 0) {
-        table[slot] = int32_t(out.size());
-        out.push_back(it);
-        break;
-      }
-      if (std::memcmp(out[size_t(j)].c, it.c, sizeof it.c) == 0) break;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 NearestTree::NearestTree(const float* xyz, int64_t n) {
@@ -130,7 +99,16 @@ NearestTree::NearestTree(const float* xyz, int64_t n) {
     if (!(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2])))
       throw std::invalid_argument("NearestTree: point " + std::to_string(i) + " is not finite: " + point_text(p));
   }
-  std::vector<Item> items = distinct_items(xyz, n);
+  // NOTE: exact duplicates are stored once because the search cannot prune ties (a cell as near as
+  // the best is visited), so k copies of the nearest point cost k / kNearestBucket leaves per query:
+  // 20k identical points took 32 us per query, 100k points made of 1k distinct ones 1.7 us (1k
+  // alone: 0.18 us).
+  const std::vector<int32_t> rows = distinct_points(xyz, n);
+  std::vector<Item> items(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    canonical_point(xyz, rows[k], items[k].c);
+    items[k].i = rows[k];
+  }
   const int64_t m = int64_t(items.size());
   int32_t depth = 0;
   while ((int64_t(1) << depth) * kNearestBucket < m) ++depth;
