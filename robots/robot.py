@@ -253,7 +253,7 @@ class Robot:
             else:
                 m = mesh
             spheres = spherize_mesh(m, max_spheres=max_spheres, tolerance=tolerance).spheres
-        
+
         sph = sphere_array(spheres, name)
         if len(sph) == 0:
             raise ValueError("an attachment needs at least one sphere")
