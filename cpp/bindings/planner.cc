@@ -3,12 +3,14 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
-#include <type_traits>
-
+#include <algorithm>
 #include <chrono>
+#include <deque>
+#include <type_traits>
 
 #include "arrays.hh"
 #include "signals.hh"
+#include "planner/plan_batch.hh"
 #include "planner/planning.hh"
 #include "simdplan/planner/nearest.hh"
 
@@ -71,6 +73,82 @@ std::vector<double> start_of(const InArray& q, int32_t dof) {
   for (int32_t j = 0; j < dof; ++j) out[j] = s.data[j * s.col_stride];
   return out;
 }
+
+// A batch task's result as plan's dict, or {"error", "error_is_value"} when plan() threw; both
+// with "call_ns" and "seed".
+nb::dict task_to_python(const PlanTaskResult& r) {
+  nb::dict d;
+  if (r.error.empty()) {
+    d = to_python(r.out, r.dof);
+  } else {
+    d["error"] = r.error;
+    d["error_is_value"] = r.error_is_value;
+  }
+  d["call_ns"] = r.call_ns;
+  d["seed"] = r.seed;
+  return d;
+}
+
+// PlanBatch for Python: keeps the Python objects its tasks borrow from (robots, environments,
+// settings) alive, and waits without the GIL. Python drives it (simdplan.planner.plan_many): it
+// adds tasks while the threads plan, collects results every few ms and so runs its signal
+// handlers in between; on Ctrl-C it calls stop().
+class PyPlanBatch {
+ public:
+  explicit PyPlanBatch(int32_t workers) : batch_(workers) {}
+  ~PyPlanBatch() { stop(); }
+
+  // tasks: [(robot, env, planner, start, goals, settings, seed index)]
+  void add(const nb::list& items) {
+    std::vector<PlanTask> tasks;
+    tasks.reserve(items.size());
+    for (nb::handle item : items) {
+      nb::tuple t = nb::cast<nb::tuple>(item);
+      if (t.size() != 7)
+        throw std::invalid_argument("plan batch: a task is (robot, env, planner, start, goals, settings, seed index)");
+      PlanTask task;
+      task.robot = &nb::cast<const RobotModel&>(t[0]);
+      task.env = &nb::cast<const Environment&>(t[1]);
+      const std::string name = nb::cast<std::string>(t[2]);
+      if (names_.empty() || names_.back() != name) names_.push_back(name);
+      task.planner = &names_.back();
+      const int32_t dof = task.robot->dof();
+      task.start = start_of(nb::cast<InArray>(t[3]), dof);
+      task.goals = goals_of(nb::cast<InArray>(t[4]), dof);
+      task.settings = &nb::cast<const PlannerSettings&>(t[5]);
+      task.seed_index = nb::cast<uint64_t>(t[6]);
+      tasks.push_back(std::move(task));
+    }
+    batch_.add(std::move(tasks));
+    keep_.push_back(items);
+  }
+
+  // [(index, result dict)] of the tasks finished since the last call, after up to `wait_s` seconds
+  nb::list collect(double wait_s) {
+    const auto wait = std::chrono::milliseconds(int64_t(std::clamp(wait_s, 0.0, 60.0) * 1e3));
+    std::vector<int64_t> ready;
+    {
+      nb::gil_scoped_release release;
+      ready = batch_.wait_finished(wait);
+    }
+    nb::list out;
+    for (int64_t i : ready) out.append(nb::make_tuple(i, task_to_python(batch_.take(i))));
+    return out;
+  }
+
+  void stop() {
+    batch_.stop();
+    nb::gil_scoped_release release;  // the workers never take the GIL
+    batch_.join();
+  }
+
+  PlanBatch& batch() { return batch_; }
+
+ private:
+  PlanBatch batch_;
+  std::deque<std::string> names_;  // deque: stable addresses for the tasks' pointers
+  std::vector<nb::object> keep_;   // the added task lists
+};
 
 }  // namespace
 
@@ -154,6 +232,18 @@ void bind_planner(nb::module_& m) {
         return to_python(out, dof);
       },
       nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"));
+
+  m.def("task_seed", &task_seed, nb::arg("seed"), nb::arg("index"),
+        "the seed task `index` of plan_many plans with, given the batch's seed");
+  nb::class_<PyPlanBatch>(m, "PlanBatch", "plan_many's thread pool: add tasks, close, collect results")
+      .def(nb::init<int32_t>(), nb::arg("workers"))
+      .def("add", &PyPlanBatch::add, nb::arg("tasks"),
+           "tasks: [(robot, env, planner, start, goals, settings, seed index)]; planned in the order added")
+      .def("close", [](PyPlanBatch& b) { b.batch().close(); }, "no more tasks will be added")
+      .def("collect", &PyPlanBatch::collect, nb::arg("wait"),
+           "[(index, result dict)] of tasks finished since the last call, after up to `wait` seconds")
+      .def_prop_ro("done", [](PyPlanBatch& b) { return b.batch().done(); }, "every task was planned and collected")
+      .def("stop", &PyPlanBatch::stop, "drop the tasks not started, stop the running ones, wait for the threads");
 
   // keep_alive: the session holds references to the robot (arg 2) and environment (arg 3)
   nb::class_<PrmSession>(m, "PrmSession")
