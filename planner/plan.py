@@ -37,7 +37,7 @@ class LimitClampWarning(UserWarning):
 _FIELDS = frozenset(f.name for f in dataclasses.fields(PlannerSettings))
 
 
-def _settings(planner: str, settings: dict) -> PlannerSettings:
+def validated_settings(planner: str, settings: dict) -> PlannerSettings:
     """Validated settings. The result is shared between calls with equal arguments (callers here
     only read it): validation was 13 of the ~145 us Python spends per plan() call."""
     # NOTE: value types are part of the key, since True == 1 == 1.0 but only some are valid
@@ -60,9 +60,9 @@ def _validated_cached(planner: str, key: tuple) -> PlannerSettings:
     return _validated(planner, {k: v for k, _, v in key})
 
 
-def _problem(robot, start, goals) -> tuple[np.ndarray, np.ndarray]:
+def problem_arrays(robot, start, goals) -> tuple[np.ndarray, np.ndarray]:
     """(dof,) start and (m, dof) goals of the right shapes, continuous joints wrapped into [-pi, pi].
-    Finiteness, the limit tolerance and validity are handled by the call that plans (_call_core)."""
+    Finiteness, the limit tolerance and validity are handled by the call that plans (core_output)."""
     dof = robot.dof
     try:
         start = np.array(start, dtype=np.float64)
@@ -84,11 +84,11 @@ def _problem(robot, start, goals) -> tuple[np.ndarray, np.ndarray]:
     return start, goals
 
 
-def _clamped(robot, start, goals, limit_tolerance: float, stacklevel: int
+def _clamped(robot, start, goals, limit_tolerance: float, stacklevel: int | None
              ) -> tuple[np.ndarray, np.ndarray, tuple[int, str]]:
     """Start and goals with values within ``limit_tolerance`` of a limit moved onto it, and (how many
     were moved, a note saying which, "" if none); a LimitClampWarning if any, ``stacklevel`` as the
-    caller would pass it to warnings.warn."""
+    caller would pass it to warnings.warn (None: no warning)."""
     if limit_tolerance <= 0:
         return start, goals, (0, "")
     both = np.concatenate([start[None, :], goals])
@@ -96,16 +96,17 @@ def _clamped(robot, start, goals, limit_tolerance: float, stacklevel: int
     if not moved.any():
         return start, goals, (0, "")
     note = (int(moved.sum()), _clamp_note(robot, both, clamped, moved))
-    warnings.warn(note[1], LimitClampWarning, stacklevel=stacklevel + 1)
+    if stacklevel is not None:
+        warnings.warn(note[1], LimitClampWarning, stacklevel=stacklevel + 1)
     return clamped[0].copy(), clamped[1:].copy(), note
 
 
-def _call_core(call, robot, env, start, goals, padding: float, limit_tolerance: float):
+def core_output(call, robot, env, start, goals, padding: float, limit_tolerance: float, warn: bool = True):
     """``call()``, a core plan or query, which moves start and goal values within the limit tolerance
     onto their limits and checks start and goals before planning; returns its output, the start and
     goals it planned between, and the clamp note (as _clamped). Its refusals are worded here:
     non-finite values (ValueError) and an invalid start or goal (InvalidProblemError naming it and
-    what it hits). A LimitClampWarning goes to the caller's caller."""
+    what it hits). A LimitClampWarning goes to the caller's caller (unless ``warn`` is False)."""
     # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the error
     try:
         out = call()
@@ -117,7 +118,7 @@ def _call_core(call, robot, env, start, goals, padding: float, limit_tolerance: 
     if out["limit_clamped"]:
         # PERF: Robot.clamp_to_limits (~20 us, most of the Python time of a plan call) runs only to
         # say which values the core moved; it moves the same ones
-        start, goals, note = _clamped(robot, start, goals, limit_tolerance, stacklevel=3)
+        start, goals, note = _clamped(robot, start, goals, limit_tolerance, stacklevel=3 if warn else None)
     if out["invalid"] >= 0:
         _raise_invalid(robot, env, int(out["invalid"]), start, goals, padding)
     return out, start, goals, note
@@ -176,27 +177,27 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     with ``link="certified"`` was proven collision-free between its ends (Robot.certify_motion,
     giving up on stretches shorter than ``min_step``).
     """
-    _check_types(robot, env)
-    s = _settings(planner, settings)
+    check_types(robot, env)
+    s = validated_settings(planner, settings)
     warn_ignored(s, settings)
-    _check_range(s, robot)
+    check_settings_range(s, robot)
     # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
     # once), nearest-point trees for certified Link
     model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
-    start, goals = _problem(robot, start, goals)
+    start, goals = problem_arrays(robot, start, goals)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl
 
         start, goals, note = _clamped(robot, start, goals, s.limit_tolerance, stacklevel=2)
         _check_valid(robot, env, start, goals, s.padding, model)
-        return _noted(plan_ompl(robot, env, start, goals, s), note)
+        return with_clamp_note(plan_ompl(robot, env, start, goals, s), note)
     core = to_core(s, robot)
-    out, start, goals, note = _call_core(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
+    out, start, goals, note = core_output(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
                                          robot, env, start, goals, s.padding, s.limit_tolerance)
-    return _noted(_result(out, s, robot, start, goals), note)
+    return with_clamp_note(to_result(out, s, robot, start, goals), note)
 
 
-def _check_types(robot, env) -> None:
+def check_types(robot, env) -> None:
     if not isinstance(robot, Robot):
         raise TypeError(f"robot must be a simdplan.Robot, got {type(robot).__name__}")
     if robot.dof == 0:
@@ -205,7 +206,7 @@ def _check_types(robot, env) -> None:
         raise TypeError(f"env must be a simdplan.Environment or None, got {type(env).__name__}")
 
 
-def _check_range(s: PlannerSettings, robot) -> None:
+def check_settings_range(s: PlannerSettings, robot) -> None:
     """The range / resolution pair actually used (robot defaults filled in) must advance a tree."""
     if s.range is None and s.resolution is None:
         return  # the robot's defaults are derived to satisfy it
@@ -213,7 +214,7 @@ def _check_range(s: PlannerSettings, robot) -> None:
                 robot.resolution if s.resolution is None else s.resolution)
 
 
-def _noted(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
+def with_clamp_note(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
     """The result with the limit-clamp note (if any) in its message and stats["limit_clamped"]."""
     result.stats["limit_clamped"], note = clamp
     if note:
@@ -221,7 +222,7 @@ def _noted(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
     return result
 
 
-def _result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
+def to_result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
     path = np.asarray(out["path"])
     stats = dict(out["stats"])
     stats["isa"] = _core.isa()
@@ -268,12 +269,12 @@ class Roadmap:
     """
 
     def __init__(self, robot, env, **settings) -> None:
-        _check_types(robot, env)
+        check_types(robot, env)
         self.robot = robot
         self.env = env
-        self.settings = dataclasses.replace(_settings("prm", settings))  # the user's own copy
+        self.settings = dataclasses.replace(validated_settings("prm", settings))  # the user's own copy
         warn_ignored(self.settings, settings)
-        _check_range(self.settings, robot)
+        check_settings_range(self.settings, robot)
         self._env_model = robot.compiled_env(env, self.settings.padding, distances=self.settings.link == "certified")
         self._session = _core.PrmSession(robot.core, self._env_model, to_core(self.settings, robot))
         # the roadmap grows during grow() and query(): calls from several threads take turns
@@ -301,15 +302,15 @@ class Roadmap:
         if self.env is not None and self.env.compiled() is not self._env_model:
             raise RuntimeError("the environment changed after this roadmap was built; build a new Roadmap")
         base = {k: v for k, v in dataclasses.asdict(self.settings).items() if k != "planner"}
-        s = _settings("prm", {**base, **settings})
+        s = validated_settings("prm", {**base, **settings})
         warn_ignored(s, settings)
-        start, goals = _problem(self.robot, start, goals)
+        start, goals = problem_arrays(self.robot, start, goals)
         core = to_core(s, self.robot)
 
         def query() -> dict:
             with self._lock:
                 return self._session.query(self.robot.core, start, goals, core)
 
-        out, start, goals, note = _call_core(query, self.robot, self.env, start, goals, self.settings.padding,
+        out, start, goals, note = core_output(query, self.robot, self.env, start, goals, self.settings.padding,
                                              s.limit_tolerance)
-        return _noted(_result(out, s, self.robot, start, goals), note)
+        return with_clamp_note(to_result(out, s, self.robot, start, goals), note)

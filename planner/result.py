@@ -26,6 +26,9 @@ class PlanResult:
     stats: iterations, collision_checks (configurations checked), planning_time_ns,
       simplify_time_ns, initial_cost and final_cost (joint-space length before and after
       simplification), goal_index, plus planner-specific counts.
+    error: "" when the problem was planned; else (plan_many only, which reports a bad task in its
+      result instead of raising) the name of the exception ``plan`` would raise, e.g.
+      "InvalidProblemError", with its text in ``message``.
     """
 
     success: bool
@@ -34,13 +37,14 @@ class PlanResult:
     planner: str
     joint_names: list
     message: str = ""
+    error: str = ""
 
     @property
     def cost(self) -> float:
         return path_length(self.path)
 
     def to_dict(self) -> dict:
-        return {"success": bool(self.success), "planner": self.planner, "message": self.message,
+        return {"success": bool(self.success), "planner": self.planner, "message": self.message, "error": self.error,
                 "joint_names": list(self.joint_names), "path": np.asarray(self.path).tolist(),
                 "stats": {k: (v.item() if hasattr(v, "item") else v) for k, v in self.stats.items()}}
 
