@@ -386,16 +386,18 @@ def _robot_error(r: Reader, exc: ValueError, given: dict, paths: dict) -> SceneE
     return SceneError(r.file, "robot.urdf", msg)
 
 
-def read_robot(r: Reader, spec, base_dir: str, build: bool = True) -> Robot | None:
+def read_robot(r: Reader, spec, base_dir: str, build: bool = True, cache: dict | None = None) -> Robot | None:
     """The robot a scene file names: a built-in name, or {urdf, srdf, joints, fixed_joint_values, base_pose}.
-    ``build=False``: only check the entry's form (for a scene loaded with a robot of the caller's)."""
+    ``build=False``: only check the entry's form (for a scene loaded with a robot of the caller's).
+    ``cache``: a dict kept across calls; entries that name the same robot (files resolved to
+    absolute paths) return the Robot built for the first."""
     if isinstance(spec, str) and not build:
         return None
     if isinstance(spec, str):
         if spec not in _robots.available():
             r.fail("robot", f"unknown robot {spec!r}{suggest(spec, _robots.available())}; built-in robots: "
                             f"{', '.join(_robots.available())} (or give {{urdf: path, srdf: path}})")
-        return _robots.load(spec)
+        return _cached(cache, ("built-in", spec), lambda: _robots.load(spec))
     if not isinstance(spec, dict):
         r.fail("robot", f"must be a built-in robot name ({', '.join(_robots.available())}) or a mapping "
                         f"{{urdf: path, ...}}, got {describe(spec)}")
@@ -422,7 +424,22 @@ def read_robot(r: Reader, spec, base_dir: str, build: bool = True) -> Robot | No
         kwargs["base_pose"] = np.array(r.matrix(spec["base_pose"], 4, 4, "robot.base_pose"))
     if not build:
         return None
-    try:
-        return Robot.from_urdf(paths["urdf"], paths.get("srdf"), **kwargs)
-    except ValueError as exc:
-        raise _robot_error(r, exc, spec, paths) from None
+
+    def built() -> Robot:
+        try:
+            return Robot.from_urdf(paths["urdf"], paths.get("srdf"), **kwargs)
+        except ValueError as exc:
+            raise _robot_error(r, exc, spec, paths) from None
+
+    key = ("urdf", paths["urdf"], paths.get("srdf"), tuple(kwargs.get("joints", ())),
+           tuple(sorted(kwargs.get("fixed_joint_values", {}).items())),
+           None if "base_pose" not in kwargs else kwargs["base_pose"].tobytes())
+    return _cached(cache, key, built)
+
+
+def _cached(cache: dict | None, key, build) -> Robot:
+    if cache is None:
+        return build()
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
