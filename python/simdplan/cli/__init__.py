@@ -2,6 +2,7 @@
 
     simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
                         [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
+    simdplan batch SCENES_OR_DIR... --out OUT.jsonl [--resume] [--workers N] [settings flags as plan]
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
                        [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
@@ -24,7 +25,7 @@ at 10x the planning resolution between consecutive waypoints, every waypoint on 
 also checked against the robot's collision meshes (convex hulls, coal; simdplan.verify_path) at
 its default step, with the scene's padding ("mesh check").
 
-One module per command: plan, bench (the flags and report of simdplan.bench's harnesses), view,
+One module per command: plan, batch, bench (the flags and report of simdplan.bench's harnesses), view,
 spherize, info; inputs (SCENE and settings flags) and output (UserError, tables) are shared. This
 module builds the parser and runs the command.
 """
@@ -36,6 +37,7 @@ import os
 import sys
 import warnings
 
+from simdplan.cli.batch import cmd_batch
 from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
 from simdplan.cli.info import cmd_info
 from simdplan.cli.output import UserError, err, one_line
@@ -83,6 +85,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="re-check the path against the robot's collision meshes (convex hulls, needs coal: "
                         "pip install simdplan[verify]); exit code 3 if it collides")
     p.set_defaults(func=cmd_plan)
+
+    t = sub.add_parser("batch", parents=[debug], help="plan many scene files on every core, results to a JSONL file",
+                       description="Plan every scene file given (folders: every scene file under them) on every "
+                                   "core; each result is appended to OUT.jsonl as it finishes. Flags override each "
+                                   "scene's planner settings.")
+    t.add_argument("scenes", nargs="+", metavar="SCENES_OR_DIR", help="scene files, shipped example names or folders")
+    t.add_argument("--out", required=True, metavar="OUT.jsonl", help="results, one JSON line per task (appended)")
+    t.add_argument("--resume", action="store_true", help="plan only the tasks OUT does not hold yet")
+    t.add_argument("--workers", type=int, metavar="N", help="threads (default: every core)")
+    t.add_argument("--planner", choices=PLANNERS, help="override the scenes' planner")
+    t.add_argument("--seed", type=int, help="random seed of the run (task i plans with task_seed(seed, i))")
+    t.add_argument("--time-limit", type=float, metavar="S", help="per-task time budget in seconds (0: none)")
+    t.add_argument("--max-iterations", type=int, metavar="N", help="per-task planner iterations at most")
+    t.add_argument("--no-simplify", action="store_true", help="return the planners' paths as found")
+    t.add_argument("--certified", action="store_true", help="certified Link: every edge proven collision-free")
+    t.set_defaults(func=cmd_batch)
 
     b = sub.add_parser("bench", parents=[debug], help="benchmarks (bench mbm: MotionBenchMaker problems)")
     bsub = b.add_subparsers(dest="bench", metavar="SUITE")
