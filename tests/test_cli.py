@@ -175,6 +175,36 @@ def test_bench_mbm_cage(tmp_path):
     assert "anchor" not in doc and doc["baseline"] is None
 
 
+def test_bench_mbm_with_workers_plans_with_plan_many(tmp_path, monkeypatch, capsys):
+    """--workers: the same records as plan_many gives (seed task_seed(seed, i)), a throughput line,
+    and a problem flagged invalid still counted as invalid."""
+    real = scenes.mbm.load
+
+    def load(**kw):
+        out = real(**kw)
+        out[1].valid = False
+        return out
+
+    monkeypatch.setattr(scenes.mbm, "load", load)
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "mbm", "--problems", "box,cage", "--limit", "3", "--workers", "2", "--seed", "4",
+                     "--link", "both", "--vamp", "off", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "throughput (discrete Link): 5 problems" in text and "throughput (certified Link): 5 problems" in text
+    doc = json.loads(out.read_text())
+    recs = [r for r in doc["records"] if r["link"] == "discrete"]
+    assert [(r["problem"], r["index"], r["valid"]) for r in recs] == [
+        ("box", 1, True), ("box", 2, False), ("box", 3, True), ("cage", 1, True), ("cage", 2, True),
+        ("cage", 3, True)]
+    problems = [p for p in real(classes=["box", "cage"], mode="reference") if p.index <= 3]
+    expected = simdplan.plan_many([problems[k] for k in (0, 2, 3, 4, 5)], indices=[0, 2, 3, 4, 5], seed=4)
+    for r, e in zip([r for r in recs if r["valid"]], expected):
+        assert r["solved"] == e.success and r["iterations"] == e.stats["iterations"]
+        assert np.array_equal(np.array(r["path"]), e.path)
+    assert doc["throughput"]["discrete"]["problems"] == 5 and doc["throughput"]["discrete"]["workers"] == 2
+    assert_user_error(run("bench", "mbm", "--workers", "0"), contains=("--workers",))
+
+
 def test_bench_mbm_invalid_problems_are_not_failures(monkeypatch, capsys):
     """A problem flagged invalid is counted as invalid and not planned."""
     real = scenes.mbm.load

@@ -20,7 +20,8 @@ import numpy as np
 from simdplan._format import fmt_num as _fmt_num
 from simdplan._format import fmt_us as _fmt_us
 from simdplan._format import seconds as _seconds
-from simdplan.bench.records import (VERIFY_FACTOR, Table, median, plan_baseline, plan_problem, resolution_of,
+from simdplan.bench.records import (VERIFY_FACTOR, Table, invalid_record, median, plan_baseline, plan_problem,
+                                    resolution_of, result_record,
                                     summarize)
 
 # (header, justify); a newline splits a header over lines in the rich table. Times in us.
@@ -111,6 +112,8 @@ class MbmRun:
     settings: dict | None
     interrupted: bool
     elapsed_s: float = 0.0
+    # run_many only: Link mode -> (problems planned, wall seconds of its plan_many call)
+    throughput: dict = dataclasses.field(default_factory=dict)
 
 
 def run(problems: list, settings_for, links: list[str], base=None, simplify: bool = True,
@@ -142,6 +145,54 @@ def run(problems: list, settings_for, links: list[str], base=None, simplify: boo
     except KeyboardInterrupt:
         interrupted = True
     return MbmRun(records, used, interrupted, time.perf_counter() - t_start)
+
+
+def run_many(problems: list, settings_for, links: list[str], workers: int, base=None, simplify: bool = True,
+             cloud: PointCloudSetting | None = None, progress=None) -> MbmRun:
+    """As ``run``, with each Link mode's problems planned at once by ``simdplan.plan_many`` on
+    ``workers`` threads: problem i plans with seed task_seed(seed, i), and its record has no wall
+    time (there is no plan call from Python to time). VAMP (``base``) then plans them one by one.
+    Paths are re-checked after planning. Ctrl-C keeps the records of what finished (``interrupted``)."""
+    from simdplan.planner import PlanManyInterrupted, plan_many
+
+    t_start = time.perf_counter()
+    records: list[dict] = []
+    used, interrupted, clouds, throughput = None, False, {}, {}
+    try:
+        for k, scene in enumerate(problems):
+            if cloud is not None:
+                fields, raw, kept = as_pointcloud(scene, cloud.per_obstacle, cloud.min_dist, cloud.point_radius)
+                clouds[k] = (fields, (raw, kept, cloud.min_dist, cloud.point_radius))
+        for link in links:
+            chosen = [settings_for(scene, link) for scene in problems]
+            used = used or dataclasses.asdict(chosen[0][1])
+            todo = [k for k, scene in enumerate(problems) if scene.valid is not False]
+            tasks = [dataclasses.replace(problems[k], settings=chosen[k][0]) for k in todo]
+            t0 = time.perf_counter()
+            try:
+                results = plan_many(tasks, workers=workers, indices=todo, progress=False,
+                                    on_result=lambda i, r: progress and progress(f"{link} {problems[todo[i]].problem}"))
+            except PlanManyInterrupted as exc:
+                results, interrupted = exc.results, True
+            throughput[link] = (sum(r is not None for r in results), time.perf_counter() - t0)
+            done = dict(zip(todo, results))
+            for k, scene in enumerate(problems):
+                if scene.valid is False:
+                    records.append(invalid_record(scene, chosen[k][1]))
+                elif done[k] is not None:
+                    # no wall time of a plan call from Python: plan_many makes none
+                    records.append(result_record(scene, done[k], chosen[k][1], None))
+                    if k in clouds:
+                        records[-1].update(clouds[k][0])
+            if interrupted:
+                break
+        if base is not None and not interrupted:
+            for k, scene in enumerate(problems):
+                records.append(plan_baseline(base, scene, simplify, clouds.get(k, (None, None))[1],
+                                             resolution_of(scene.robot, settings_for(scene, links[0])[1])))
+    except KeyboardInterrupt:
+        interrupted = True
+    return MbmRun(records, used, interrupted, time.perf_counter() - t_start, throughput)
 
 
 def summaries(records: list[dict], order: list[str], link: str | None = None, impl: str | None = None) -> dict:

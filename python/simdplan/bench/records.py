@@ -132,18 +132,35 @@ def summarize(records: list[dict]) -> dict:
 
 def plan_problem(scene, settings, checked) -> dict:
     """Plan one MotionBenchMaker problem; the per-problem record of ``bench mbm``."""
-    rec = {"problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False, "solved": False,
-           "status": "invalid", "message": None, "link": checked.link}
     if scene.valid is False:  # None: the file has no flag; the planner's own check decides
-        rec["message"] = "start or goals not valid (the problem's valid flag)"
-        return rec
+        return invalid_record(scene, checked)
     t0 = time.perf_counter_ns()
     try:
         result = call_plan(scene, settings)
     except InvalidProblemError as exc:
-        rec.update(valid=False, message=one_line(exc))
-        return rec
-    wall = time.perf_counter_ns() - t0
+        return {**_record_head(scene, checked), "valid": False, "message": one_line(exc)}
+    return result_record(scene, result, checked, time.perf_counter_ns() - t0)
+
+
+def invalid_record(scene, checked) -> dict:
+    """The record of a problem whose file says its start or goals are not valid (not planned)."""
+    return {**_record_head(scene, checked), "message": "start or goals not valid (the problem's valid flag)"}
+
+
+def _record_head(scene, checked) -> dict:
+    return {"problem": scene.problem, "index": int(scene.index), "valid": scene.valid is not False, "solved": False,
+            "status": "invalid", "message": None, "link": checked.link}
+
+
+def result_record(scene, result, checked, wall_ns: float | None) -> dict:
+    """The record of ``result``, a plan of ``scene`` with validated settings ``checked`` (from plan or
+    plan_many: a result whose ``error`` is InvalidProblemError records an invalid problem, any other
+    error is raised); its path re-checked. wall_ns: the call's wall time (None: not timed alone)."""
+    rec = _record_head(scene, checked)
+    if result.error == "InvalidProblemError":
+        return {**rec, "valid": False, "message": one_line(result.message)}
+    if result.error:
+        raise ValueError(result.message)
     st = dict(result.stats)
     plan_ns = float(st.get("planning_time_ns", 0))
     simp_ns = float(st.get("simplify_time_ns", 0))
@@ -151,12 +168,11 @@ def plan_problem(scene, settings, checked) -> dict:
         solved=bool(result.success), status="solved" if result.success else "failed",
         message=getattr(result, "message", "") or None,
         planning_time_us=plan_ns / 1e3, simplify_time_us=simp_ns / 1e3, total_time_us=(plan_ns + simp_ns) / 1e3,
-        wall_time_us=wall / 1e3, iterations=int(st.get("iterations", 0)),
+        wall_time_us=None if wall_ns is None else wall_ns / 1e3, iterations=int(st.get("iterations", 0)),
         collision_checks=int(st.get("collision_checks", 0)),
         initial_cost=st.get("initial_cost"), final_cost=st.get("final_cost"),
         goal_index=st.get("goal_index"), waypoints=int(len(result.path)),
     )
-    rec["link"] = checked.link
     if result.success:
         start, goals = planned_ends(scene.robot, scene.start, scene.goals, checked)
         v = check_path(scene.robot, scene.env, result.path, start, goals, resolution_of(scene.robot, checked),

@@ -131,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
                    help="edge checks: discrete samples (default), certified from clearances, or both modes on "
                         "every problem, side by side")
+    m.add_argument("--workers", type=int, metavar="N",
+                   help="plan the problems at once on N threads (simdplan.plan_many; default: one by one, each with "
+                        "the same seed); VAMP then runs one by one")
     m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)

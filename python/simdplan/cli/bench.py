@@ -84,8 +84,14 @@ def cmd_bench_mbm(args) -> int:
     def settings_for(scene, link):
         return apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
 
-    with Progress(len(problems)) as progress:
-        done = bench_mbm.run(problems, settings_for, links, base, not args.no_simplify, cloud, progress.advance)
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be >= 1, got {args.workers}")
+    with Progress(len(problems) * (len(links) if args.workers else 1)) as progress:
+        if args.workers:
+            done = bench_mbm.run_many(problems, settings_for, links, args.workers, base, not args.no_simplify, cloud,
+                                      progress.advance)
+        else:
+            done = bench_mbm.run(problems, settings_for, links, base, not args.no_simplify, cloud, progress.advance)
     records = done.records
     elapsed = time.perf_counter() - t_start
 
@@ -97,6 +103,10 @@ def cmd_bench_mbm(args) -> int:
                                        len(problems), n_done, elapsed, args.mode, cloud, records))
     if len(links) > 1:
         print(bench_mbm.link_comparison(by_link))
+    for link, (n, wall) in done.throughput.items():
+        print(f"throughput ({link} Link): {n} problems in {wall:.2f} s on {args.workers} workers (simdplan.plan_many) = "
+              f"{n / wall if wall > 0 else 0:,.0f} plans/s; problem i planned with seed task_seed(seed, i); times in "
+              "the table are per problem, measured while the workers ran side by side")
     summary = by_link[links[0]] if len(links) == 1 else by_link
     base_summary = None
     if base is not None:
@@ -118,6 +128,8 @@ def cmd_bench_mbm(args) -> int:
             "baseline": None if base is None else {"label": base.label, "summary": base_summary},
             "elapsed_s": elapsed,
             "interrupted": done.interrupted,
+            "throughput": {link: {"problems": n, "wall_s": w, "workers": args.workers}
+                           for link, (n, w) in done.throughput.items()},
             "summary": summary,
             "records": records,
         }
