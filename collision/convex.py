@@ -173,6 +173,12 @@ class ConvexHull:
         self._triangles = t
         self._hull = _core.ConvexHull(v, self._offsets, self._indices, t, int(artificial))
         self._vertices = self._hull.vertices()
+        self._given = (v, int(artificial))  # what __reduce__ rebuilds it from
+
+    def __reduce__(self):
+        # pickling (e.g. Ray's object store) rebuilds the hull from the arrays it was built from
+        v, artificial = self._given
+        return _rebuilt_hull, (v, self._offsets, self._indices, self._triangles, artificial)
 
     @classmethod
     def from_points(cls, points, *, artificial: int = -1) -> "ConvexHull":
@@ -321,3 +327,7 @@ class ConvexHull:
         s = self.stats
         return (f"ConvexHull({s['vertices']} vertices, {s['faces']} triangles, "
                 f"{'packed' if s['packed'] else 'plain layout only'})")
+
+
+def _rebuilt_hull(vertices, offsets, indices, triangles, artificial: int) -> ConvexHull:
+    return ConvexHull(vertices, offsets, indices, triangles, artificial=artificial)

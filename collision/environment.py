@@ -210,6 +210,22 @@ class Environment:
         self._shapes: dict[int, object] = {}  # mesh id -> TriangleMesh (world frame); convex id -> ConvexHull (local)
         self._cloud_ids: list[int] = []  # point clouds, in insertion order (every check asks for them)
 
+    def __getstate__(self) -> dict:
+        """Pickling (e.g. Ray's object store, processes) carries the obstacles as given and their
+        meshes and hulls; point-cloud trees are rebuilt on first use, as after any change."""
+        with self._lock:
+            return {"obstacles": [(o.id, o.kind, o.name, o.params) for o in self._obstacles.values()],
+                    "next_id": self._next_id, "shapes": dict(self._shapes)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+        for oid, kind, name, params in state["obstacles"]:
+            self._obstacles[oid] = Obstacle(oid, kind, name, params)
+            if kind == "pointcloud":
+                self._cloud_ids.append(oid)
+        self._shapes.update(state["shapes"])
+        self._next_id = state["next_id"]
+
     # ----- building -----
     @_locked
     def _add(self, kind: str, name: str | None, params: dict) -> int:
@@ -567,3 +583,4 @@ class Environment:
             self._ensure_nearest()
         self._model()
         return self.snapshot
+

@@ -175,6 +175,10 @@ class TriangleMesh:
         self._faces.setflags(write=False)
         self._mesh = _core.TriangleMesh(self._vertices, self._faces)
 
+    def __reduce__(self):
+        # pickling rebuilds the tree from the float32 vertices and faces: the same mesh
+        return TriangleMesh, (self._vertices, self._faces)
+
     @classmethod
     def from_trimesh(cls, mesh) -> "TriangleMesh":
         """From a ``trimesh.Trimesh`` (its vertices and faces as they are) or a ``trimesh.Scene``

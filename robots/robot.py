@@ -167,6 +167,11 @@ class Robot:
         self._wrap_mask.flags.writeable = False
         self._wraps = bool(self._wrap_mask.any())  # any continuous joint wrapped (checked per plan call)
 
+    def __reduce__(self):
+        # pickling (e.g. Ray's object store) carries the description, which holds every sphere, so
+        # the copy needs none of the robot's files; it is compiled again where it is unpickled
+        return _rebuilt_robot, (self.description, self._disabled, self._kwargs, self.source, self.attachments)
+
     @classmethod
     def from_urdf(cls, urdf: str | os.PathLike, srdf: str | os.PathLike | None = None, *,
                   spherize: bool | dict = True, **kwargs) -> "Robot":
@@ -690,3 +695,9 @@ class Robot:
                                      obstacle_name=ob.name, obstacle_kind=ob.kind, depth=depth))
         return out
 
+
+def _rebuilt_robot(description, disabled, kwargs: dict, source, attachments: dict) -> Robot:
+    """The Robot that Robot.__reduce__ describes."""
+    robot = Robot(description, disabled, **kwargs)
+    robot.source, robot.attachments = source, dict(attachments)
+    return robot
