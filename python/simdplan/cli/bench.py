@@ -104,9 +104,9 @@ def cmd_bench_mbm(args) -> int:
     if len(links) > 1:
         print(bench_mbm.link_comparison(by_link))
     for link, (n, wall) in done.throughput.items():
-        print(f"throughput ({link} Link): {n} problems in {wall:.2f} s on {args.workers} workers (simdplan.plan_many) = "
-              f"{n / wall if wall > 0 else 0:,.0f} plans/s; problem i planned with seed task_seed(seed, i); times in "
-              "the table are per problem, measured while the workers ran side by side")
+        print(f"throughput ({link} Link): {n} problems in {wall:.2f} s on {args.workers} workers "
+              f"(simdplan.plan_many) = {n / wall if wall > 0 else 0:,.0f} plans/s; problem i planned with seed "
+              "task_seed(seed, i); times in the table are per problem, measured while the workers ran side by side")
     summary = by_link[links[0]] if len(links) == 1 else by_link
     base_summary = None
     if base is not None:

@@ -1,0 +1,236 @@
+"""plan_many(..., backend="ray"): the tasks in chunks on a Ray cluster, each chunk planned on C++
+threads on one node (plan_threads.py).
+
+Robots and environments pickle as their descriptions and obstacles (Robot.__reduce__,
+Environment.__getstate__). Tasks are grouped by environment into chunks; what only one chunk uses
+travels inside it, what several share goes to Ray's object store once, and each worker process
+keeps what it has unpickled from there, so a shared robot is compiled once per process, not once
+per chunk. A chunk's results come back together when it is done: Ray re-runs the chunk of a worker
+or node that dies (``max_retries``), and the driver keeps exactly one result per task whatever was
+retried. Task i plans with seed task_seed(seed, i), as with threads, so both backends give the
+same results.
+
+Ray is an optional extra (``pip install "simdplan[ray]"``). Every node needs simdplan installed in
+the same version as the driver.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import pickle
+import types
+from collections import OrderedDict
+
+from simdplan.planner.plan import check_types
+from simdplan.planner.plan_threads import Prepared, ProgressBar, error_result, plan_on_threads, task_parts
+from simdplan.planner.result import PlanResult
+from simdplan.validation import as_int
+
+RAY_MISSING = 'backend="ray" needs Ray, an optional extra: pip install "simdplan[ray]" (or pip install ray)'
+# a chunk whose worker died is planned again this many times before its tasks report the failure
+MAX_RETRIES = 4
+# the calls' bundles of robots and environments a worker process keeps, least recently used out
+KEEP_BUNDLES = 4
+
+
+def ray_module():
+    """The ray module, or ImportError saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(RAY_MISSING) from None
+    return ray
+
+
+def plan_on_ray(tasks, numbers, results: list, *, workers, planner, progress, on_result, address, chunk_size,
+                settings: dict) -> None:
+    """plan_many(backend="ray"): plans ``tasks`` on the cluster into ``results`` (a task that is not
+    one is refused here, as with threads); task i plans with seed task_seed(seed, numbers[i]). A
+    KeyboardInterrupt cancels the chunks still running and propagates, ``results`` keeping what
+    finished."""
+    chunk_size = None if chunk_size is None else as_int(chunk_size, "chunk_size", 1, 10**9)
+    threads = None if workers is None else as_int(workers, "workers", 1, 4096)
+    bar = ProgressBar(len(tasks), progress)
+
+    def done(i: int, result: PlanResult) -> None:
+        results[i] = result
+        if on_result is not None:
+            on_result(i, result)
+        bar.advance(1)
+
+    parts, checked = [], set()
+    for i, task in enumerate(tasks):
+        try:
+            robot, env, start, goals, base = task_parts(task)
+            if (id(robot), id(env)) not in checked:
+                check_types(robot, env)
+                checked.add((id(robot), id(env)))
+            parts.append((robot, env, start, goals, base))
+        except (TypeError, ValueError) as exc:
+            parts.append(exc)
+            done(i, error_result(exc, task))
+    try:
+        _plan_parts(parts, numbers, address=address, workers=threads, chunk_size=chunk_size, planner=planner,
+                    on_task=done, settings=settings)
+    finally:
+        bar.close()
+
+
+def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, on_task, settings: dict
+                ) -> None:
+    """Plans the tasks whose ``parts`` are (robot, env, start, goals, base settings) (or an exception
+    for a task already refused) on Ray; calls on_task(i, PlanResult) on this thread once per task
+    as its chunk finishes. numbers: each task's number for its seed. An exception (Ctrl-C among
+    them) cancels the chunks still running and propagates."""
+    ray = ray_module()
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
+    threads = workers or _smallest_node_cpus(ray)
+    slots = max(1, int(ray.cluster_resources().get("CPU", threads)) // threads)
+    keys: dict = {}  # id(robot or environment) -> its key
+    objects: dict = {}  # key -> the object
+    task_keys: dict = {}  # task -> (robot key, environment key)
+    for i, p in enumerate(parts):
+        if not isinstance(p, Exception):
+            pair = []
+            for obj in p[:2]:
+                k = keys.get(id(obj))
+                if k is None:
+                    k = keys[id(obj)] = len(keys)
+                    objects[k] = obj
+                pair.append(k)
+            task_keys[i] = tuple(pair)
+    # tasks of one environment go to one chunk where they can, so a worker unpickles and compiles
+    # only its chunks' environments (results are kept by task, so the order changes no answer)
+    chunks = _chunks(sorted(task_keys, key=task_keys.__getitem__), chunk_size, slots)
+    users: dict = {}
+    for chunk in chunks:
+        for key in {k for i in chunk for k in task_keys[i]}:
+            users[key] = users.get(key, 0) + 1
+    # PERF: everything a chunk needs travels as bytes we pickle (Ray's serializer took ~0.2 ms per
+    # MotionBenchMaker environment, pickle ~0.07, and ~10 us per small array): robots and
+    # environments of one chunk inside that chunk, those several chunks share in one object-store
+    # put (a put costs ~1 ms: one per object took 0.7 s for 700 environments)
+    dump = functools.partial(pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL)
+    packed = {k: dump(objects[k]) for k in users if users[k] > 1}
+    shared = [ray.put(packed)] if packed else []  # in a list: Ray passes it unresolved, fetched once
+    plan_chunk = ray.remote(_plan_chunk).options(num_cpus=threads, max_retries=MAX_RETRIES)
+    bases: dict = {}  # scenes' equal settings as one object, pickled once per chunk
+    pending = {}
+    for chunk in chunks:
+        own = {k for i in chunk for k in task_keys[i] if users[k] == 1}
+        specs = [(numbers[i], *task_keys[i], parts[i][2], parts[i][3], _one_of(bases, parts[i][4])) for i in chunk]
+        payload = dump((specs, {k: objects[k] for k in own}))
+        pending[plan_chunk.remote(payload, shared, planner, settings, threads)] = chunk
+    try:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.05)
+            for ref in ready:
+                chunk = pending.pop(ref)
+                try:
+                    results = _unpacked(pickle.loads(ray.get(ref)), [parts[i][0] for i in chunk])
+                except Exception as exc:  # the chunk failed MAX_RETRIES + 1 times: say so per task
+                    results = [PlanResult(False, _no_path(parts[i][0]), {}, planner or "", [],
+                                          f"Ray could not run this task's chunk: {exc}", error=type(exc).__name__)
+                               for i in chunk]
+                for i, result in zip(chunk, results):
+                    on_task(i, result)
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
+
+
+def _chunks(todo: list, chunk_size: int | None, slots: int) -> list[list]:
+    """``todo`` cut into chunks of ``chunk_size``, or by default of shrinking sizes: each half the
+    remaining tasks' share per slot (at most 2000, at least 16), so the slots stay busy to the end
+    without a chunk per task (Ray takes ~30 ms between two chunks of one worker)."""
+    if chunk_size:
+        return [todo[k:k + chunk_size] for k in range(0, len(todo), chunk_size)]
+    out, k = [], 0
+    while k < len(todo):
+        size = max(16, min(2000, math.ceil((len(todo) - k) / (2 * slots))))
+        out.append(todo[k:k + size])
+        k += size
+    return out
+
+
+def _one_of(seen: dict, base):
+    """``base`` (settings or None), or an equal one met before."""
+    if base is None:
+        return None
+    same = seen.get(id(base))
+    if same is None:
+        try:
+            same = seen.setdefault(tuple(vars(base).items()), base)
+        except TypeError:  # an unhashable value: sent as it is
+            same = base
+        seen[id(base)] = same  # (the call's tasks hold every base, so ids stay unique)
+    return same
+
+
+def _packed(results: list) -> tuple:
+    """A chunk's PlanResults in the form that crosses the network: one tuple of plain values per
+    result, its stats keys given once per distinct key set, no joint names (the driver has the robots).
+    PERF: 1250 PlanResults pickled in ~20 ms, this form in a few; Ray waits for it between chunks."""
+    keys: dict = {}
+    rows = [(r.success, r.path, keys.setdefault(tuple(r.stats), len(keys)), tuple(r.stats.values()), r.planner,
+             r.message, r.error) for r in results]
+    return list(keys), rows
+
+
+def _unpacked(packed: tuple, robots: list) -> list:
+    keys, rows = packed
+    return [PlanResult(ok, path, dict(zip(keys[k], values)), planner, robot.joint_names, message, error)
+            for (ok, path, k, values, planner, message, error), robot in zip(rows, robots)]
+
+
+def _smallest_node_cpus(ray) -> int:
+    cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")]
+    return max(1, int(min((c for c in cpus if c > 0), default=1)))
+
+
+def _no_path(robot):
+    import numpy as np
+
+    return np.zeros((0, getattr(robot, "dof", 0)))
+
+
+_kept: OrderedDict = OrderedDict()  # this worker process's bundles and the objects unpickled from them
+
+
+def _objects(shared: list, own: dict, wanted) -> dict:
+    """key -> robot or environment for the keys ``wanted``: from ``own`` (this chunk's) or from the
+    bundle behind ``shared`` (fetched and unpickled once per worker process)."""
+    import ray
+
+    out = {k: own[k] for k in wanted if k in own}
+    if not shared:
+        return out
+    name = shared[0].hex()
+    if name not in _kept:
+        _kept[name] = (ray.get(shared[0]), {})
+        while len(_kept) > KEEP_BUNDLES:
+            _kept.popitem(last=False)
+    _kept.move_to_end(name)
+    raw, done = _kept[name]
+    for key in wanted:
+        if key not in out:
+            if key not in done:
+                done[key] = pickle.loads(raw[key])
+            out[key] = done[key]
+    return out
+
+
+def _plan_chunk(payload: bytes, shared: list, planner, settings: dict, threads: int) -> bytes:
+    """Runs on a Ray worker: one chunk (pickled specs and the robots and environments only it uses)
+    on ``threads`` threads, with the tasks' own numbers; returns its results packed and pickled."""
+
+    specs, own = pickle.loads(payload)
+    objects = _objects(shared, own, {k for _, r, e, *_ in specs for k in (r, e)})
+    tasks = [types.SimpleNamespace(robot=objects[r], env=objects[e], start=q0, goals=goals, settings=base)
+             if base is not None else (objects[r], objects[e], q0, goals) for _, r, e, q0, goals, base in specs]
+    results: list = [None] * len(tasks)
+    plan_on_threads(tasks, [n for n, *_ in specs], results, Prepared(planner, settings), threads, False, None)
+    return pickle.dumps(_packed(results), protocol=pickle.HIGHEST_PROTOCOL)
