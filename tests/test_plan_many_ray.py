@@ -121,3 +121,20 @@ def test_backend_arguments_are_checked(kwargs, words):
     robot, env, start, goal = wall_robot()
     with pytest.raises(ValueError, match=words):
         simdplan.plan_many([(robot, env, start, goal)], **kwargs)
+
+
+def test_batch_on_ray_writes_the_results_threads_write(local_ray, tmp_path):
+    from simdplan import cli
+
+    for name in ("panda_table", "ur5_table", "panda_cage"):
+        (tmp_path / f"{name}.yaml").write_text(open(scenes.example(name)).read())
+    on_threads, on_ray = tmp_path / "threads.jsonl", tmp_path / "ray.jsonl"
+    assert cli.main(["batch", str(tmp_path), "--out", str(on_threads), "--seed", "2"]) == 0
+    assert cli.main(["batch", str(tmp_path), "--out", str(on_ray), "--seed", "2", "--ray", "auto"]) == 0
+
+    def rows(path):
+        import json
+
+        return sorted((r["task"], r["index"], r["success"], r["path"]) for r in map(json.loads, open(path)))
+
+    assert rows(on_ray) == rows(on_threads) and len(rows(on_ray)) == 3

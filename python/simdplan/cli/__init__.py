@@ -2,7 +2,8 @@
 
     simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
                         [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
-    simdplan batch SCENES_OR_DIR... --out OUT.jsonl [--resume] [--workers N] [settings flags as plan]
+    simdplan batch SCENES_OR_DIR... --out OUT.jsonl [--resume] [--workers N] [--ray ADDRESS] [settings flags as plan]
+    simdplan generate --robot NAME|URDF --out DIR [--families ...] [--problems N] [--planners rrtc,rrt] [--seed N]
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
                        [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
@@ -25,7 +26,7 @@ at 10x the planning resolution between consecutive waypoints, every waypoint on 
 also checked against the robot's collision meshes (convex hulls, coal; simdplan.verify_path) at
 its default step, with the scene's padding ("mesh check").
 
-One module per command: plan, batch, bench (the flags and report of simdplan.bench's harnesses), view,
+One module per command: plan, batch, generate, bench (the flags and report of simdplan.bench's harnesses), view,
 spherize, info; inputs (SCENE and settings flags) and output (UserError, tables) are shared. This
 module builds the parser and runs the command.
 """
@@ -39,6 +40,7 @@ import warnings
 
 from simdplan.cli.batch import cmd_batch
 from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
+from simdplan.cli.generate import cmd_generate
 from simdplan.cli.info import cmd_info
 from simdplan.cli.output import UserError, err, one_line
 from simdplan.cli.plan import cmd_plan
@@ -93,7 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("scenes", nargs="+", metavar="SCENES_OR_DIR", help="scene files, shipped example names or folders")
     t.add_argument("--out", required=True, metavar="OUT.jsonl", help="results, one JSON line per task (appended)")
     t.add_argument("--resume", action="store_true", help="plan only the tasks OUT does not hold yet")
-    t.add_argument("--workers", type=int, metavar="N", help="threads (default: every core)")
+    t.add_argument("--workers", type=int, metavar="N",
+                   help="threads (default: every core; with --ray: threads per Ray task, default a node's CPUs)")
+    t.add_argument("--ray", metavar="ADDRESS",
+                   help="plan on a Ray cluster (pip install \".[ray]\"): auto (a running cluster), ray://HOST:PORT, "
+                        "or local (start one here)")
     t.add_argument("--planner", choices=PLANNERS, help="override the scenes' planner")
     t.add_argument("--seed", type=int, help="random seed of the run (task i plans with task_seed(seed, i))")
     t.add_argument("--time-limit", type=float, metavar="S", help="per-task time budget in seconds (0: none)")
@@ -101,6 +107,27 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-simplify", action="store_true", help="return the planners' paths as found")
     t.add_argument("--certified", action="store_true", help="certified Link: every edge proven collision-free")
     t.set_defaults(func=cmd_batch)
+
+    g = sub.add_parser("generate", parents=[debug], help="a dataset of plans on generated problems (JSONL parts)",
+                       description="Generate problems for a robot (simdplan.scenes.generate), plan each with every "
+                                   "planner given on every core, and write the plans with their scenes and seeds "
+                                   "to OUT/part-*.jsonl, described by OUT/dataset.json.")
+    g.add_argument("--robot", required=True, metavar="NAME|URDF",
+                   help="panda, ur5, iiwa, mobile_manipulator, dual_arm, or a URDF file (with --srdf)")
+    g.add_argument("--srdf", metavar="SRDF", help="the URDF's SRDF (disabled self-collision pairs)")
+    g.add_argument("--families", default="table,shelf,cage,box", metavar="NAME,...",
+                   help="problem families (default table,shelf,cage,box)")
+    g.add_argument("--problems", type=int, default=10, metavar="N", help="problems per family (default 10)")
+    g.add_argument("--planners", default="rrtc", metavar="NAME,...", help="planners, each plans every problem")
+    g.add_argument("--seed", type=int, default=0, help="seed of the problems and of the plans (default 0)")
+    g.add_argument("--time-limit", type=float, metavar="S", help="per-plan time budget in seconds (0: none)")
+    g.add_argument("--max-iterations", type=int, metavar="N", help="per-plan planner iterations at most")
+    g.add_argument("--out", required=True, metavar="DIR", help="the dataset folder (created)")
+    g.add_argument("--part-size", type=int, default=1000, metavar="N", help="tasks per part file (default 1000)")
+    g.add_argument("--resume", action="store_true", help="finish a dataset a killed run left (same command)")
+    g.add_argument("--workers", type=int, metavar="N", help="threads (default: every core)")
+    g.add_argument("--ray", metavar="ADDRESS", help="plan on a Ray cluster: auto, ray://HOST:PORT or local")
+    g.set_defaults(func=cmd_generate)
 
     b = sub.add_parser("bench", parents=[debug], help="benchmarks (bench mbm: MotionBenchMaker problems)")
     bsub = b.add_subparsers(dest="bench", metavar="SUITE")

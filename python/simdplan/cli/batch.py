@@ -103,8 +103,11 @@ def cmd_batch(args) -> int:
             names.append(f)
         planner = given.pop("planner", None)
         try:
+            ray = {} if args.ray is None else {"backend": "ray", "address": None if args.ray == "local" else args.ray}
             simdplan.plan_many(tasks, workers=args.workers, planner=planner, indices=numbers,
-                               on_result=lambda k, r: write(names[k], numbers[k], r), **given)
+                               on_result=lambda k, r: write(names[k], numbers[k], r), **ray, **given)
+        except ImportError as exc:  # --ray without Ray installed
+            raise UserError(f"--ray: {exc}") from exc
         except simdplan.planner.PlanManyInterrupted:
             err(f"interrupted: {sum(counts.values())} results written to {args.out}; run the same command with "
                 "--resume to plan the rest")
@@ -117,7 +120,8 @@ def cmd_batch(args) -> int:
         ("results", f"{counts['solved']} solved, {counts['failed']} not solved, {counts['error']} could not be planned "
                     "(see their message)"),
         ("wall time", f"{wall:.2f} s, loading the scenes included ({fmt_num(planned / wall if wall > 0 else 0.0)} "
-                      f"tasks/s, {args.workers or simdplan.planner.default_workers()} workers)"),
+                      f"tasks/s, " + (f"Ray at {args.ray})" if args.ray else
+                                      f"{args.workers or simdplan.planner.default_workers()} workers)")),
         ("written to", args.out),
     ])
     return 0

@@ -1,0 +1,190 @@
+"""``simdplan generate``: a dataset of plans for learning or benchmarking: generated problems
+(simdplan.scenes.generate) x planners, planned on every core (or a Ray cluster), written in parts.
+
+The dataset is a folder:
+
+- ``dataset.json``: ``format`` ("simdplan-dataset/1"), ``command`` (the argument list that made
+  it: the same command makes the same dataset, except plans cut short by a time limit), the
+  simdplan version and SIMD level, the robot, families, problems per family, planners, seed, the
+  number of tasks, ``part_size`` and ``parts`` (the part files, in task order; updated as parts land).
+- ``part-00000.jsonl``, ...: one JSON line per task (problem x planner), ``part_size`` tasks per
+  part in task order: ``task`` (its number; task = problem * len(planners) + planner),
+  ``problem`` (e.g. "shelf_3"), ``family``, ``planner``, ``seed`` (the seed the plan used:
+  task_seed(seed, task)), ``success``, ``message``, ``error``, ``path`` (waypoints, radians or
+  metres per joint), ``stats`` (iterations, times in ns, costs, ...) and ``scene`` (the problem in
+  the scene file format: obstacles, start, goals; its ``robot`` is the dataset's robot entry).
+
+A part is written whole (to a temporary name, then renamed), so a run killed halfway leaves only
+complete parts; ``--resume`` plans the tasks of the missing parts, with the same seeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+
+from simdplan.cli.inputs import apply_overrides
+from simdplan.cli.output import UserError, err, print_summary
+
+FORMAT = "simdplan-dataset/1"
+MANIFEST = "dataset.json"
+# flags that do not change the dataset (a resumed run may change them)
+RUN_ONLY = ("--resume", "--workers", "--ray")
+
+
+def _robot(spec: str, srdf: str | None):
+    """(Robot, its entry in the scene records) from a benchmark robot name or a URDF path."""
+    from simdplan import Robot
+    from simdplan.bench import robots as bench_robots
+
+    if spec in bench_robots.NAMES:
+        try:
+            return bench_robots.load(spec), spec
+        except ImportError as exc:  # the iiwa comes from pybullet_data
+            raise UserError(f"--robot {spec}: {exc}") from exc
+    if not os.path.isfile(spec):
+        raise UserError(f"--robot {spec}: not a robot name ({', '.join(bench_robots.NAMES)}) nor a URDF file")
+    try:
+        robot = Robot.from_urdf(spec, srdf)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--robot {spec}: {exc}") from exc
+    entry = {"urdf": os.path.abspath(spec)} | ({"srdf": os.path.abspath(srdf)} if srdf else {})
+    return robot, entry
+
+
+def _defining_args(argv: list[str]) -> list[str]:
+    """The command's arguments without those that only affect how it runs (RUN_ONLY and their values)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in RUN_ONLY:
+            skip = name != "--resume" and "=" not in a
+            continue
+        out.append(a)
+    return out
+
+
+def cmd_generate(args) -> int:
+    import simdplan
+    from simdplan.scenes import FAMILIES, generate
+
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    bad = [f for f in families if f not in FAMILIES]
+    if bad or not families:
+        raise UserError(f"--families: unknown family {', '.join(bad) or '(none given)'}; families: {', '.join(FAMILIES)}")
+    planners = [p.strip() for p in args.planners.split(",") if p.strip()]
+    for p in planners:
+        apply_overrides(None, {"planner": p})
+        if p.startswith("ompl:"):
+            raise UserError("--planners: generate runs the C++ planners (rrtc, rrt, prm)")
+    if args.problems < 1 or args.part_size < 1:
+        raise UserError("--problems and --part-size must be >= 1")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be >= 1, got {args.workers}")
+    overrides = {"time_limit": args.time_limit, "max_iterations": args.max_iterations}
+    apply_overrides(None, overrides)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    argv = list(args.command_argv) if args.command_argv is not None else sys.argv[1:]
+    defining = _defining_args(argv)
+    manifest_path = os.path.join(args.out, MANIFEST)
+    if os.path.exists(manifest_path):
+        if not args.resume:
+            raise UserError(f"--out {args.out}: already holds a dataset; add --resume to finish it, or choose "
+                            "another folder")
+        with open(manifest_path) as f:
+            old = json.load(f)
+        if _defining_args(old.get("command", [])) != defining:
+            raise UserError(f"--out {args.out}: its dataset was made by `simdplan {' '.join(old.get('command', []))}`;"
+                            " --resume needs the same command")
+    elif os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UserError(f"--out {args.out}: is a file, not a folder")
+    os.makedirs(args.out, exist_ok=True)
+
+    t0 = time.perf_counter()
+    robot, robot_entry = _robot(args.robot, args.srdf)
+    problems = []
+    for k, family in enumerate(families):
+        try:
+            made = generate(robot, family, args.problems, seed=args.seed + k)
+        except ValueError as exc:
+            raise UserError(f"--robot {args.robot}, family {family}: {exc}") from exc
+        for scene in made:
+            scene.robot_spec = robot_entry
+            problems.append(scene)
+    generated = time.perf_counter() - t0
+    n_tasks = len(problems) * len(planners)
+    parts = [f"part-{p:05d}.jsonl" for p in range((n_tasks + args.part_size - 1) // args.part_size)]
+    manifest = {"format": FORMAT, "command": argv, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "simdplan": simdplan.info(), "robot": robot_entry, "dof": robot.dof, "joint_names": robot.joint_names,
+                "families": families, "problems_per_family": args.problems, "planners": planners, "seed": args.seed,
+                "settings": given, "tasks": n_tasks, "part_size": args.part_size, "parts": []}
+    done_parts = [p for p in parts if os.path.exists(os.path.join(args.out, p))]
+    _write_manifest(manifest_path, manifest, done_parts)
+
+    todo = [t for p, name in enumerate(parts) if name not in done_parts
+            for t in range(p * args.part_size, min((p + 1) * args.part_size, n_tasks))]
+    tasks = []
+    for t in todo:
+        scene = problems[t // len(planners)]
+        tasks.append(dataclasses.replace(scene, settings=dataclasses.replace(scene.settings,
+                                                                             planner=planners[t % len(planners)])))
+    waiting: dict = {}  # part -> {task: record}
+    counts = {"solved": 0, "failed": 0, "error": 0}
+
+    def landed(k: int, result) -> None:
+        t = todo[k]
+        scene = problems[t // len(planners)]
+        counts["error" if result.error else "solved" if result.success else "failed"] += 1
+        record = {"task": t, "problem": scene.name, "family": scene.problem, "planner": planners[t % len(planners)],
+                  "seed": result.stats.get("seed"), **{k2: v for k2, v in result.to_dict().items()
+                                                       if k2 not in ("planner", "joint_names")},
+                  "scene": scene.to_dict()}
+        p = t // args.part_size
+        waiting.setdefault(p, {})[t] = record
+        if len(waiting[p]) == min((p + 1) * args.part_size, n_tasks) - p * args.part_size:
+            records = waiting.pop(p)
+            _write_part(os.path.join(args.out, parts[p]), [records[i] for i in sorted(records)])
+            done_parts.append(parts[p])
+            _write_manifest(manifest_path, manifest, done_parts)
+
+    ray = {} if args.ray is None else {"backend": "ray", "address": None if args.ray == "local" else args.ray}
+    try:
+        simdplan.plan_many(tasks, workers=args.workers, indices=todo, on_result=landed, seed=args.seed, **ray, **given)
+    except ImportError as exc:
+        raise UserError(f"--ray: {exc}") from exc
+    except simdplan.planner.PlanManyInterrupted:
+        err(f"interrupted: {len(done_parts)} of {len(parts)} parts written to {args.out}; run the same command with "
+            "--resume to finish")
+        raise
+    wall = time.perf_counter() - t0
+    print_summary("simdplan generate", [
+        ("dataset", f"{args.out} ({len(parts)} parts of up to {args.part_size} tasks, {MANIFEST})"),
+        ("problems", f"{len(problems)} ({', '.join(families)}; {args.problems} each) for {robot.name}, "
+                     f"generated in {generated:.1f} s"),
+        ("plans", f"{len(todo)} planned now ({n_tasks - len(todo)} already written): {counts['solved']} solved, "
+                  f"{counts['failed']} not solved, {counts['error']} could not be planned"),
+        ("wall time", f"{wall:.1f} s"),
+    ])
+    return 0
+
+
+def _write_part(path: str, records: list[dict]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+    os.replace(tmp, path)
+
+
+def _write_manifest(path: str, manifest: dict, done_parts: list[str]) -> None:
+    manifest["parts"] = sorted(done_parts)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=1)
+    os.replace(tmp, path)

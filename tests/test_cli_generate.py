@@ -1,0 +1,80 @@
+"""``simdplan generate``: a dataset of plans whose records replay, written in whole parts, finished by
+``--resume`` with the same content."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import yaml
+
+import simdplan
+from simdplan import cli, scenes
+from simdplan.planner import task_seed
+
+# no time limit: every plan ends on its iteration budget, so the dataset repeats exactly
+ARGS = ["generate", "--robot", "panda", "--families", "table,box", "--problems", "2", "--planners", "rrtc,rrt",
+        "--part-size", "3", "--seed", "5", "--time-limit", "0", "--max-iterations", "20000"]
+
+
+def records(folder) -> list[dict]:
+    manifest = json.loads((folder / "dataset.json").read_text())
+    out = []
+    for part in manifest["parts"]:
+        out += [json.loads(line) for line in (folder / part).read_text().splitlines()]
+    return out
+
+
+def test_a_dataset_holds_every_task_once_and_its_records_replay(tmp_path, capsys):
+    out = tmp_path / "ds"
+    assert cli.main([*ARGS, "--out", str(out)]) == 0
+    manifest = json.loads((out / "dataset.json").read_text())
+    assert manifest["format"] == "simdplan-dataset/1" and manifest["command"] == [*ARGS, "--out", str(out)]
+    assert manifest["tasks"] == 8 and manifest["parts"] == ["part-00000.jsonl", "part-00001.jsonl", "part-00002.jsonl"]
+    got = records(out)
+    assert [r["task"] for r in got] == list(range(8))
+    assert [r["planner"] for r in got] == ["rrtc", "rrt"] * 4
+    assert [r["problem"] for r in got[::2]] == ["table_1", "table_2", "box_1", "box_2"]
+    assert sum(r["success"] for r in got) >= 6
+    for r in got:
+        assert r["seed"] == task_seed(5, r["task"])
+        path = tmp_path / "scene.yaml"
+        path.write_text(yaml.safe_dump(r["scene"]))
+        scene = scenes.load(path)
+        again = simdplan.plan(scene.robot, scene.env, scene.start, scene.goals, planner=r["planner"], seed=r["seed"],
+                              time_limit=0, max_iterations=20000)
+        assert again.success == r["success"]
+        assert np.array_equal(again.path, np.array(r["path"]).reshape(again.path.shape))
+    assert "8 planned now" in capsys.readouterr().out
+
+
+def untimed(path) -> list[dict]:
+    """A part's records without the times (ns), which no two runs share."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        r["stats"] = {k: v for k, v in r["stats"].items() if not k.endswith("_ns")}
+    return rows
+
+
+def test_resume_rewrites_a_missing_part_the_same_and_refuses_another_command(tmp_path, capsys):
+    out = tmp_path / "ds"
+    assert cli.main([*ARGS, "--out", str(out)]) == 0
+    before = untimed(out / "part-00001.jsonl")
+    (out / "part-00001.jsonl").unlink()
+    capsys.readouterr()
+    assert cli.main([*ARGS, "--out", str(out)]) == 2
+    assert "add --resume" in capsys.readouterr().err
+    assert cli.main([*ARGS, "--out", str(out), "--resume", "--workers", "1"]) == 0
+    assert "3 planned now (5 already written)" in capsys.readouterr().out
+    assert untimed(out / "part-00001.jsonl") == before and len(before) == 3
+    other = [a if a != "5" else "6" for a in ARGS]
+    assert cli.main([*other, "--out", str(out), "--resume"]) == 2
+    assert "--resume needs the same command" in capsys.readouterr().err
+
+
+def test_bad_generate_flags_are_user_errors(tmp_path, capsys):
+    for argv, words in ((["--families", "moon"], "unknown family moon"), (["--problems", "0"], ">= 1"),
+                        (["--planners", "ompl:RRT"], "C++ planners"), (["--robot", "r2d2"], "not a robot name")):
+        args = ["generate", "--robot", "panda", "--out", str(tmp_path / "x"), *argv]
+        assert cli.main(args) == 2
+        assert words in capsys.readouterr().err
