@@ -58,8 +58,10 @@ def problem_sets(quick: bool, mbm_tasks: int | None, names: list[str] | None) ->
 
 
 def run_loop(tasks, seed: int) -> tuple[float, list]:
+    """plan() task by task with the seeds plan_many gives them, so both plan the same paths."""
+    seeds = [simdplan.planner.task_seed(seed, i) for i in range(len(tasks))]
     t0 = time.perf_counter()
-    out = [simdplan.plan(s.robot, s.env, s.start, s.goals, seed=seed) for s in tasks]
+    out = [simdplan.plan(s.robot, s.env, s.start, s.goals, seed=k) for s, k in zip(tasks, seeds)]
     return time.perf_counter() - t0, out
 
 

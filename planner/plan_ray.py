@@ -86,7 +86,12 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
     ray = ray_module()
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
-    threads = workers or _smallest_node_cpus(ray)
+    cpus = _node_cpus(ray)
+    threads = workers or min(cpus)
+    if threads > max(cpus):
+        # Ray would wait for such a node forever
+        raise ValueError(f"workers={threads} threads per Ray task, but the largest node of the cluster has "
+                         f"{max(cpus)} CPUs")
     slots = max(1, int(ray.cluster_resources().get("CPU", threads)) // threads)
     keys: dict = {}  # id(robot or environment) -> its key
     objects: dict = {}  # key -> the object
@@ -186,9 +191,10 @@ def _unpacked(packed: tuple, robots: list) -> list:
             for (ok, path, k, values, planner, message, error), robot in zip(rows, robots)]
 
 
-def _smallest_node_cpus(ray) -> int:
-    cpus = [n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")]
-    return max(1, int(min((c for c in cpus if c > 0), default=1)))
+def _node_cpus(ray) -> list[int]:
+    """The CPUs of each live node that has any (at least [1])."""
+    cpus = [int(n["Resources"].get("CPU", 0)) for n in ray.nodes() if n.get("Alive")]
+    return [c for c in cpus if c > 0] or [1]
 
 
 def _no_path(robot):

@@ -71,13 +71,9 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
         batch.stop()
         take(batch.collect(0.0))  # tasks that finished since the last collection
         raise
-    except BaseException:
-        batch.stop()
-        raise
     finally:
+        batch.stop()  # joins the threads here, not when the garbage collector gets to the batch
         bar.close()
-
-
 
 
 class Prepared:

@@ -138,3 +138,9 @@ def test_batch_on_ray_writes_the_results_threads_write(local_ray, tmp_path):
         return sorted((r["task"], r["index"], r["success"], r["path"]) for r in map(json.loads, open(path)))
 
     assert rows(on_ray) == rows(on_threads) and len(rows(on_ray)) == 3
+
+
+def test_more_threads_per_task_than_any_node_has_is_refused(local_ray):
+    robot, env, start, goal = wall_robot()
+    with pytest.raises(ValueError, match="largest node of the cluster has 2 CPUs"):
+        simdplan.plan_many([(robot, env, start, np.array([-0.5, 0.5]))], backend="ray", workers=3)
