@@ -22,7 +22,7 @@ ray = pytest.importorskip("ray", reason="the Ray backend is an optional extra (p
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False)
+    ray.init(address="local", num_cpus=2, log_to_driver=False, include_dashboard=False)  # its own, not a running one
     yield
     ray.shutdown()
 
