@@ -175,17 +175,24 @@ def test_bench_mbm_cage(tmp_path):
     assert "anchor" not in doc and doc["baseline"] is None
 
 
-def test_bench_mbm_with_workers_plans_with_plan_many(tmp_path, monkeypatch, capsys):
-    """--workers: the same records as plan_many gives (seed task_seed(seed, i)), a throughput line,
-    and a problem flagged invalid still counted as invalid."""
+def flag_invalid(monkeypatch, k: int):
+    """MotionBenchMaker problem ``k`` of every load flagged invalid, as a file may flag it; returns
+    the real loader."""
     real = scenes.mbm.load
 
     def load(**kw):
         out = real(**kw)
-        out[1].valid = False
+        out[k].valid = False
         return out
 
     monkeypatch.setattr(scenes.mbm, "load", load)
+    return real
+
+
+def test_bench_mbm_with_workers_plans_with_plan_many(tmp_path, monkeypatch, capsys):
+    """--workers: the same records as plan_many gives (seed task_seed(seed, i)), a throughput line,
+    and a problem flagged invalid still counted as invalid."""
+    real = flag_invalid(monkeypatch, 1)
     out = tmp_path / "bench.json"
     assert cli.main(["bench", "mbm", "--problems", "box,cage", "--limit", "3", "--workers", "2", "--seed", "4",
                      "--link", "both", "--vamp", "off", "--json", str(out)]) == 0
@@ -207,14 +214,7 @@ def test_bench_mbm_with_workers_plans_with_plan_many(tmp_path, monkeypatch, caps
 
 def test_bench_mbm_invalid_problems_are_not_failures(monkeypatch, capsys):
     """A problem flagged invalid is counted as invalid and not planned."""
-    real = scenes.mbm.load
-
-    def load(**kw):
-        out = real(**kw)
-        out[0].valid = False
-        return out
-
-    monkeypatch.setattr(scenes.mbm, "load", load)
+    flag_invalid(monkeypatch, 0)
     assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "2", "--time-limit", "5"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("table_pick"))
     assert "/1/2" in row.split()[1]

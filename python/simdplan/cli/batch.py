@@ -17,8 +17,8 @@ import time
 import numpy as np
 import yaml
 
-from simdplan.cli.inputs import apply_overrides, resolve_scene
-from simdplan.cli.output import UserError, check_output, err, print_summary
+from simdplan.cli.inputs import apply_overrides, plan_many_for, resolve_scene
+from simdplan.cli.output import UserError, check_output, print_summary
 from simdplan._format import fmt_num
 
 SCENE_EXTENSIONS = (".yaml", ".yml", ".json")
@@ -102,16 +102,9 @@ def cmd_batch(args) -> int:
             numbers.append(i)
             names.append(f)
         planner = given.pop("planner", None)
-        try:
-            ray = {} if args.ray is None else {"backend": "ray", "address": None if args.ray == "local" else args.ray}
-            simdplan.plan_many(tasks, workers=args.workers, planner=planner, indices=numbers,
-                               on_result=lambda k, r: write(names[k], numbers[k], r), **ray, **given)
-        except ImportError as exc:  # --ray without Ray installed
-            raise UserError(f"--ray: {exc}") from exc
-        except simdplan.planner.PlanManyInterrupted:
-            err(f"interrupted: {sum(counts.values())} results written to {args.out}; run the same command with "
-                "--resume to plan the rest")
-            raise
+        plan_many_for(args, tasks, lambda: f"interrupted: {sum(counts.values())} results written to {args.out}; "
+                                            "run the same command with --resume to plan the rest",
+                      planner=planner, indices=numbers, on_result=lambda k, r: write(names[k], numbers[k], r), **given)
     wall = time.perf_counter() - t0
     planned = sum(counts.values())
     print_summary("simdplan batch", [

@@ -26,8 +26,8 @@ import os
 import sys
 import time
 
-from simdplan.cli.inputs import apply_overrides
-from simdplan.cli.output import UserError, err, print_summary
+from simdplan.cli.inputs import apply_overrides, plan_many_for
+from simdplan.cli.output import UserError, print_summary
 
 FORMAT = "simdplan-dataset/1"
 MANIFEST = "dataset.json"
@@ -77,7 +77,8 @@ def cmd_generate(args) -> int:
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     bad = [f for f in families if f not in FAMILIES]
     if bad or not families:
-        raise UserError(f"--families: unknown family {', '.join(bad) or '(none given)'}; families: {', '.join(FAMILIES)}")
+        raise UserError(f"--families: unknown family {', '.join(bad) or '(none given)'}; "
+                        f"families: {', '.join(FAMILIES)}")
     planners = [p.strip() for p in args.planners.split(",") if p.strip()]
     for p in planners:
         apply_overrides(None, {"planner": p})
@@ -153,15 +154,9 @@ def cmd_generate(args) -> int:
             done_parts.append(parts[p])
             _write_manifest(manifest_path, manifest, done_parts)
 
-    ray = {} if args.ray is None else {"backend": "ray", "address": None if args.ray == "local" else args.ray}
-    try:
-        simdplan.plan_many(tasks, workers=args.workers, indices=todo, on_result=landed, seed=args.seed, **ray, **given)
-    except ImportError as exc:
-        raise UserError(f"--ray: {exc}") from exc
-    except simdplan.planner.PlanManyInterrupted:
-        err(f"interrupted: {len(done_parts)} of {len(parts)} parts written to {args.out}; run the same command with "
-            "--resume to finish")
-        raise
+    plan_many_for(args, tasks, lambda: f"interrupted: {len(done_parts)} of {len(parts)} parts written to {args.out}; "
+                                        "run the same command with --resume to finish",
+                  indices=todo, on_result=landed, seed=args.seed, **given)
     wall = time.perf_counter() - t0
     print_summary("simdplan generate", [
         ("dataset", f"{args.out} ({len(parts)} parts of up to {args.part_size} tasks, {MANIFEST})"),

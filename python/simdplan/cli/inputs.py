@@ -1,12 +1,12 @@
-"""The user's inputs every command shares: SCENE (a file or a shipped example) and planner
-settings given as flags over the scene's own."""
+"""The user's inputs every command shares: SCENE (a file or a shipped example), planner settings
+given as flags over the scene's own, and where many plans run (--workers, --ray)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
-from simdplan.cli.output import UserError
+from simdplan.cli.output import UserError, err
 
 
 def _settings_fields(settings) -> dict:
@@ -73,4 +73,20 @@ def load_scene(path: str):
     except Exception as exc:  # a parser's own error class (e.g. yaml.YAMLError) is a user error too
         if type(exc).__module__.split(".")[0] in ("yaml", "json"):
             raise UserError(f"{path}: cannot parse: {exc}") from exc
+        raise
+
+
+def plan_many_for(args, tasks: list, interrupted, **kwargs) -> list:
+    """simdplan.plan_many(tasks, **kwargs) on the threads or Ray cluster ``args.workers`` and
+    ``args.ray`` ask for ("local": a Ray instance started here). ``interrupted()`` words what a
+    Ctrl-C leaves behind (printed before the interrupt propagates)."""
+    import simdplan
+
+    ray = {} if args.ray is None else {"backend": "ray", "address": None if args.ray == "local" else args.ray}
+    try:
+        return simdplan.plan_many(tasks, workers=args.workers, **ray, **kwargs)
+    except ImportError as exc:  # --ray without Ray installed
+        raise UserError(f"--ray: {exc}") from exc
+    except simdplan.planner.PlanManyInterrupted:
+        err(interrupted())
         raise
