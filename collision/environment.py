@@ -583,4 +583,3 @@ class Environment:
             self._ensure_nearest()
         self._model()
         return self.snapshot
-

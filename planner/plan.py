@@ -193,11 +193,13 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
         return with_clamp_note(plan_ompl(robot, env, start, goals, s), note)
     core = to_core(s, robot)
     out, start, goals, note = core_output(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
-                                         robot, env, start, goals, s.padding, s.limit_tolerance)
+                                          robot, env, start, goals, s.padding, s.limit_tolerance)
     return with_clamp_note(to_result(out, s, robot, start, goals), note)
 
 
 def check_types(robot, env) -> None:
+    """TypeError unless ``robot`` is a Robot and ``env`` an Environment or None; ValueError for a
+    robot without an active joint."""
     if not isinstance(robot, Robot):
         raise TypeError(f"robot must be a simdplan.Robot, got {type(robot).__name__}")
     if robot.dof == 0:
@@ -223,6 +225,8 @@ def with_clamp_note(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
 
 
 def to_result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
+    """The PlanResult of a core plan's output ``out`` with validated settings ``s``: the path begins
+    and ends exactly at ``start`` and the goal reached; failure and partial work said in ``message``."""
     path = np.asarray(out["path"])
     stats = dict(out["stats"])
     stats["isa"] = _core.isa()
@@ -312,5 +316,5 @@ class Roadmap:
                 return self._session.query(self.robot.core, start, goals, core)
 
         out, start, goals, note = core_output(query, self.robot, self.env, start, goals, self.settings.padding,
-                                             s.limit_tolerance)
+                                              s.limit_tolerance)
         return with_clamp_note(to_result(out, s, self.robot, start, goals), note)

@@ -139,9 +139,4 @@ PlanTaskResult PlanBatch::take(int64_t i) {
   return out;
 }
 
-int64_t PlanBatch::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return int64_t(tasks_.size());
-}
-
 }  // namespace simdplan

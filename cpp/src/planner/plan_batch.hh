@@ -74,7 +74,6 @@ class PlanBatch {
   void join();
   // Moves out the result of a task wait_finished reported (once per task).
   PlanTaskResult take(int64_t i);
-  int64_t size() const;
 
  private:
   // the workers' Interrupt: set by stop(), polled by each plan's Deadline
