@@ -21,8 +21,7 @@ from simdplan._format import fmt_num as _fmt_num
 from simdplan._format import fmt_us as _fmt_us
 from simdplan._format import seconds as _seconds
 from simdplan.bench.records import (VERIFY_FACTOR, Table, invalid_record, median, plan_baseline, plan_problem,
-                                    resolution_of, result_record,
-                                    summarize)
+                                    resolution_of, result_record, summarize)
 
 # (header, justify); a newline splits a header over lines in the rich table. Times in us.
 BENCH_COLUMNS = [
