@@ -151,14 +151,16 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
 
 
 def _chunks(todo: list, chunk_size: int | None, slots: int) -> list[list]:
-    """``todo`` cut into chunks of ``chunk_size``, or by default of shrinking sizes: each half the
-    remaining tasks' share per slot (at most 2000, at least 16), so the slots stay busy to the end
-    without a chunk per task (Ray takes ~30 ms between two chunks of one worker)."""
+    """``todo`` cut into chunks of ``chunk_size``, or by default: first one small chunk per slot (64
+    tasks), so every slot starts while this process still packs the big ones, then shrinking sizes,
+    each half the remaining tasks' share per slot (at most 2000, at least 16), so the slots stay
+    busy to the end without a chunk per task."""
     if chunk_size:
         return [todo[k:k + chunk_size] for k in range(0, len(todo), chunk_size)]
     out, k = [], 0
     while k < len(todo):
-        size = max(16, min(2000, math.ceil((len(todo) - k) / (2 * slots))))
+        share = math.ceil((len(todo) - k) / (2 * slots))
+        size = min(64, share) if len(out) < slots else max(16, min(2000, share))
         out.append(todo[k:k + size])
         k += size
     return out
