@@ -161,6 +161,7 @@ class _Counters:
         self.states = 0
         self.motions = 0
         self.motion_samples = 0
+        self.proven = self.undecided = self.certificate_samples = 0  # certified Link's, as the core counts them
         self.motion_free = None  # (a, b) float64 arrays -> bool, counted like OMPL's own motion checks
 
 
@@ -196,6 +197,9 @@ def make_setup(robot, env, padding: float = 0.0, link: str = "discrete", resolut
         if link == "certified":
             status, samples, _t = core.certify_motion(model, a, b, padding, min_step)
             counters.motion_samples += samples
+            counters.certificate_samples += samples
+            counters.proven += status == 0
+            counters.undecided += status == 2
             return status == 0
         counters.motion_samples += core.motion_samples(a, b, res) + 1
         return bool(core.is_motion_valid(model, a, b, res, padding))
@@ -302,7 +306,8 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
         raise KeyboardInterrupt(f"OMPL {settings.planner[len(PREFIX):]} stopped by SIGINT")
     stats = {"iterations": 0, "collision_checks": 0, "planning_time_ns": plan_ns, "simplify_time_ns": 0,
              "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString(),
-             "time_limit": float(settings.time_limit)}
+             "time_limit": float(settings.time_limit), "link": settings.link, "edges_proven": counters.proven,
+             "certificate_samples": counters.certificate_samples, "edges_undecided": counters.undecided}
     if not exact:
         stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0,
                      state_checks=counters.states, motion_checks=counters.motions)

@@ -230,6 +230,7 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
     path = np.asarray(out["path"])
     stats = dict(out["stats"])
     stats["isa"] = _core.isa()
+    stats["link"] = s.link  # "discrete" or "certified" (edges_proven, ... count the certificates)
     stats["stopped"] = out["stopped"]  # "" or "time_limit": the call's deadline cut it short
     notes = []
     if out["success"]:

@@ -25,7 +25,10 @@ class PlanResult:
       between consecutive waypoints passed the planner's Link check.
     stats: iterations, collision_checks (configurations checked), planning_time_ns,
       simplify_time_ns, initial_cost and final_cost (joint-space length before and after
-      simplification), goal_index, plus planner-specific counts.
+      simplification), goal_index, link ("discrete" or "certified": which Link accepted the
+      edges), with certified Link edges_proven, certificate_samples (clearance evaluations) and
+      edges_undecided (edges refused because a stretch shorter than min_step could not be proven
+      free), counted over planning and simplification; plus planner-specific counts.
     error: "" when the problem was planned; else (plan_many only, which reports a bad task in its
       result instead of raising) the name of the exception ``plan`` would raise, e.g.
       "InvalidProblemError", with its text in ``message``.

@@ -65,6 +65,9 @@ def test_ompl_with_certified_link(panda, problem):
     assert res.success
     for a, b in zip(res.path[:-1], res.path[1:]):
         assert panda.certify_motion(a, b, env).free
+    st = res.stats
+    assert st["link"] == "certified" and st["edges_proven"] >= len(res.path) - 1
+    assert 2 * st["edges_proven"] <= st["certificate_samples"] <= st["collision_checks"]
 
 
 def test_ompl_bad_input(panda, problem):

@@ -308,6 +308,27 @@ def test_planners_with_certified_link(planner, example):
         assert _dense_free(scene.robot, scene.env, a, b, n=400)
 
 
+def test_results_say_which_link_and_count_the_certificates():
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_cage"))
+
+    def plan(**kw):
+        return simdplan.plan(scene.robot, scene.env, scene.start, scene.goals, seed=3, time_limit=0, **kw)
+
+    discrete = plan(link="discrete")
+    assert discrete.stats["link"] == "discrete"
+    assert discrete.stats["edges_proven"] == discrete.stats["certificate_samples"] == 0
+    certified = plan(link="certified", simplify=False)
+    st = certified.stats
+    assert certified.success and st["link"] == "certified"
+    assert st["edges_proven"] >= len(certified.path) - 1  # every edge of the path was proven
+    # a certificate evaluates both ends of its edge at least; the discrete pre-filter adds samples
+    assert 2 * st["edges_proven"] <= st["certificate_samples"] <= st["collision_checks"]
+    coarse = plan(link="certified", min_step=0.2, max_iterations=3000)
+    assert coarse.stats["edges_undecided"] > 0  # stretches of 0.2 rad that cannot be proven are refused
+    with_simplify = plan(link="certified")
+    assert with_simplify.stats["edges_proven"] > st["edges_proven"]  # the shortcuts' certificates count too
+
+
 def test_bad_input(panda):
     env = panda_scene()
     q = np.zeros(7)

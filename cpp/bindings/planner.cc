@@ -50,6 +50,9 @@ nb::dict to_python(const PlanOutput& out, int32_t dof) {
   st["edge_checks"] = s.edge_checks;
   st["tree_nodes"] = s.tree_nodes;
   st["dd_rejected"] = s.dd_rejected;
+  st["edges_proven"] = s.edges_proven;
+  st["certificate_samples"] = s.certificate_samples;
+  st["edges_undecided"] = s.edges_undecided;
   st["planning_time_ns"] = s.planning_time_ns;
   st["simplify_time_ns"] = s.simplify_time_ns;
   st["initial_cost"] = s.initial_cost;

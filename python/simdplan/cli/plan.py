@@ -72,6 +72,10 @@ def cmd_plan(args) -> int:
         ("wall time of the call", fmt_time_ns(wall * 1e9)),
         ("collision checks", fmt_num(stats.get("collision_checks"))),
     ]
+    if checked.link == "certified":
+        rows.append(("certificates", f"{fmt_num(stats.get('edges_proven'))} edges proven collision-free "
+                                     f"({fmt_num(stats.get('certificate_samples'))} clearance samples); "
+                                     f"{fmt_num(stats.get('edges_undecided'))} refused as undecided"))
     if ompl:
         rows.append(("OMPL checks", f"{fmt_num(stats.get('state_checks'))} states, "
                                     f"{fmt_num(stats.get('motion_checks'))} motions"))

@@ -84,6 +84,9 @@ class Checker {
       stats_.edge_checks += 1;
       const CertifyResult r = certified_->check(env_, a, b, padding_, min_step_);
       stats_.collision_checks += r.samples;
+      stats_.certificate_samples += r.samples;
+      stats_.edges_proven += r.status == kCertFree;
+      stats_.edges_undecided += r.status == kCertUndecided;
       return r.status == kCertFree;
     }
     return discrete(a, b, known);

@@ -55,6 +55,12 @@ struct PlannerStats {
   int64_t edge_checks = 0;       // Link calls
   int64_t tree_nodes = 0;
   int64_t dd_rejected = 0;  // RRT-Connect: samples outside the dynamic domain of their nearest node
+  // certified Link only, over planning and simplification: edges proven collision-free, the
+  // clearance samples the certificates evaluated, and edges refused as undecided (a stretch
+  // shorter than min_step could not be proven free)
+  int64_t edges_proven = 0;
+  int64_t certificate_samples = 0;
+  int64_t edges_undecided = 0;
   int64_t planning_time_ns = 0;
   int64_t simplify_time_ns = 0;
   double initial_cost = 0, final_cost = 0;
