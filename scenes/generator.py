@@ -22,7 +22,9 @@ problem i is the same whatever ``n`` is, and the same on every machine):
    when RRT-Connect does not solve it within ``solvable_iterations`` iterations: random
    configurations often lie in different components of the free space (an arm on either side of
    its torso), and a problem no planner can solve measures nothing. The budget is in iterations,
-   not seconds, so the problems are the same on every machine.
+   not seconds, so the problems are the same on every machine. The checks of all problems still
+   open run at once (simdplan.plan_many, every core); each check's seed comes from its problem's
+   stream, so the number of cores changes nothing.
 
 The robot's base pose is respected: obstacles are placed in the base frame and moved with it. A
 problem the generator cannot fill (the regions out of reach of this robot) raises ValueError.
@@ -253,7 +255,7 @@ def _pick(robot, env, rng, tips, inv, region, count: int) -> np.ndarray:
 
 
 def generate(robot, family: str, n: int, seed: int = 0, *, goals: int = 1, tips: list | None = None,
-             robot_spec=None, solvable_iterations: int = 200_000) -> list[Scene]:
+             robot_spec=None, solvable_iterations: int = 200_000, workers: int | None = None) -> list[Scene]:
     """``n`` problems of ``family`` (one of FAMILIES) for ``robot``; see the module docstring.
 
     goals: valid goal configurations per problem (all with an end effector in the goal region).
@@ -261,6 +263,8 @@ def generate(robot, family: str, n: int, seed: int = 0, *, goals: int = 1, tips:
     saved scene names the robot (a built-in name or {urdf, srdf, ...}; default the robot's own
     ``source`` if it was loaded from a file, else None: such scenes plan but cannot be saved).
     solvable_iterations: the RRT-Connect budget a problem must be solved within (0: no check).
+    workers: threads for those checks (simdplan.plan_many; None: every core). The problems do not
+    depend on it.
     Each Scene has ``name`` "<family>_<i>", ``problem`` (the family), ``index`` i (1-based) and the
     default planner settings. Raises ValueError for an unknown family, bad counts, or when a problem
     cannot be filled after MAX_TRIES draws (the regions are out of this robot's reach).
@@ -269,7 +273,7 @@ def generate(robot, family: str, n: int, seed: int = 0, *, goals: int = 1, tips:
         raise ValueError(f"unknown problem family {family!r}; families: {', '.join(FAMILIES)}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be an integer >= 0, got {n!r}")
-    from simdplan.planner import plan  # noqa: PLC0415 (the planner package imports this one's package)
+    from simdplan.planner import plan_many  # noqa: PLC0415 (the planner package imports this one's package)
 
     if isinstance(goals, bool) or not isinstance(goals, (int, np.integer)) or goals < 1:
         raise ValueError(f"goals must be an integer >= 1, got {goals!r}")
@@ -277,25 +281,50 @@ def generate(robot, family: str, n: int, seed: int = 0, *, goals: int = 1, tips:
     base = np.asarray(robot.base_pose, dtype=np.float64)
     inv = np.linalg.inv(base)
     spec = robot_spec if robot_spec is not None else getattr(robot, "source", None)
-    out = []
     family_key = zlib.crc32(family.encode())
-    for i in range(int(n)):
-        rng = np.random.default_rng([int(seed), family_key, i])
-        for _ in range(MAX_TRIES):
+    rngs = [np.random.default_rng([int(seed), family_key, i]) for i in range(int(n))]
+    tries = [0] * int(n)
+    found: list = [None] * int(n)
+
+    def draw(i: int) -> tuple:
+        """Problem i's next scene that needs a planner: (env, start, goal, seed of its check)."""
+        rng = rngs[i]
+        while tries[i] < MAX_TRIES:
+            tries[i] += 1
             lay = _FAMILY[family](rng, ws)
             env = _environment(lay, base)
             start = _pick(robot, env, rng, ws.tips, inv, lay.start_region, 1)
             goal = _pick(robot, env, rng, ws.tips, inv, lay.goal_region, goals)
-            if not (len(start) and len(goal) == goals) or robot.is_motion_valid(start[0], goal[0], env):
-                continue
-            if not solvable_iterations or plan(robot, env, start[0], goal, planner="rrtc", simplify=False,
-                                               time_limit=0, max_iterations=int(solvable_iterations),
-                                               seed=int(rng.integers(2**31))).success:
-                break
-        else:
-            raise ValueError(f"robot {robot.name!r}, family {family!r}, problem {i + 1}: no valid start and goal with "
-                             f"an end effector in the task regions after {MAX_TRIES} scenes (reach {ws.reach:.2f} m)")
-        out.append(Scene(robot=robot, env=env, start=start[0], goals=goal, settings=default_settings(),
-                         name=f"{family}_{i + 1}", description=f"generated {family} problem {i + 1} (seed {seed})",
-                         robot_spec=spec, problem=family, index=i + 1, valid=True))
-    return out
+            if len(start) and len(goal) == goals and not robot.is_motion_valid(start[0], goal[0], env):
+                return env, start[0], goal, int(rng.integers(2**31))
+        raise ValueError(f"robot {robot.name!r}, family {family!r}, problem {i + 1}: no valid start and goal with "
+                         f"an end effector in the task regions after {MAX_TRIES} scenes (reach {ws.reach:.2f} m)")
+
+    # PERF: the solvability checks (98% of the time: a scene RRT-Connect cannot solve runs the whole
+    # budget) of every problem still open run at once on every core. Each problem draws from its
+    # own random stream, so the problems are the same whatever the order of the checks.
+    pending = list(range(int(n)))
+    while pending:
+        drawn = {i: draw(i) for i in pending}
+        if not solvable_iterations:
+            for i, d in drawn.items():
+                found[i] = d
+            break
+        checks = [Scene(robot=robot, env=env, start=q0, goals=qg, settings=_check_settings(check_seed))
+                  for env, q0, qg, check_seed in drawn.values()]
+        solved = plan_many(checks, workers=workers, indices=[0] * len(checks), progress=False,
+                           max_iterations=int(solvable_iterations))
+        for i, r in zip(drawn, solved):
+            if r.success:
+                found[i] = drawn[i]
+        pending = [i for i in pending if found[i] is None]
+    return [Scene(robot=robot, env=env, start=start, goals=goal, settings=default_settings(), name=f"{family}_{i + 1}",
+                  description=f"generated {family} problem {i + 1} (seed {seed})", robot_spec=spec, problem=family,
+                  index=i + 1, valid=True) for i, (env, start, goal, _) in enumerate(found)]
+
+
+def _check_settings(seed: int):
+    """The solvability check's planner settings: RRT-Connect from this seed (task_seed(seed, 0) in
+    plan_many), no simplification, no time limit (the budget is in iterations, so the problems are
+    the same on every machine)."""
+    return dataclasses.replace(default_settings(), planner="rrtc", seed=seed, simplify=False, time_limit=0)
