@@ -112,7 +112,7 @@ def cmd_generate(args) -> int:
     problems = []
     for k, family in enumerate(families):
         try:
-            made = generate(robot, family, args.problems, seed=args.seed + k)
+            made = generate(robot, family, args.problems, seed=args.seed + k, workers=args.workers)
         except ValueError as exc:
             raise UserError(f"--robot {args.robot}, family {family}: {exc}") from exc
         for scene in made:
