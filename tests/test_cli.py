@@ -307,6 +307,21 @@ def test_bench_robots_small_run(tmp_path):
     assert rec["problem"] == "box" and rec["solved"] and rec["verified"] in (True, False)
 
 
+def test_bench_robots_compares_certified_with_discrete(tmp_path):
+    """--link both: every problem planned with each Link, a table of the two side by side, records per Link."""
+    out = tmp_path / "robots.json"
+    proc = run("bench", "robots", "--robots", "panda", "--families", "box", "--problems", "1", "--link", "both",
+               "--vamp", "off", "--json", out, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "certified Link against discrete Link" in proc.stdout
+    doc = json.loads(out.read_text())
+    by_link = doc["records"]["panda"]["by_link"]
+    assert [r["link"] for r in by_link["discrete"]] == ["discrete"] and [r["link"] for r in by_link["certified"]] == [
+        "certified"]
+    assert doc["records"]["panda"]["simdplan"] == by_link["discrete"]
+    assert doc["summary"][0]["links"]["certified"]["total"] == 1
+
+
 def test_bench_robots_user_errors():
     assert_user_error(run("bench", "robots", "--robots", "r2d2"), contains=("r2d2", "mobile_manipulator"))
     assert_user_error(run("bench", "robots", "--families", "kitchen"), contains=("kitchen", "shelf"))

@@ -59,14 +59,17 @@ class RobotRun:
     baseline_why: str
     check_ns: list
     generate_s: float
+    # Link mode -> its records, every mode planned (``records`` are the first mode's)
+    by_link: dict = dataclasses.field(default_factory=dict)
 
 
 def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides: dict | None = None,
-        vamp: str = "auto", progress=None) -> list[RobotRun]:
+        vamp: str = "auto", progress=None, links: list[str] | None = None) -> list[RobotRun]:
     """Plans the generated problems of every robot in ``names``; ``overrides``: planner settings that
     replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
-    called after every problem."""
+    called after every problem. links: Link modes to plan each problem with, one after the other
+    (default: the overrides' link, else the robot's default); VAMP runs beside the first."""
     from simdplan.bench import vamp_baseline
     from simdplan.planner.settings import PlannerSettings
 
@@ -86,18 +89,24 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
                 raise RuntimeError(f"--vamp on: {why}")
         defaults = dataclasses.asdict(robot.default_settings())
         defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
-        settings = PlannerSettings(**defaults)
-        checked = settings.validated()
-        records, theirs, cost = [], [], []
+        modes = links or [defaults["link"]]
+        chosen = {}
+        for link in modes:
+            settings = PlannerSettings(**{**defaults, "link": link})
+            chosen[link] = (settings, settings.validated())
+        by_link: dict = {link: [] for link in modes}
+        theirs, cost = [], []
         for p in problems:
-            rec = plan_problem(p, settings, checked)
-            records.append(rec)
+            for link in modes:
+                by_link[link].append(plan_problem(p, *chosen[link]))
             cost.append(check_cost_ns(robot, p.env, seed + p.index))
             if base is not None:
+                checked = chosen[modes[0]][1]
                 theirs.append(plan_baseline(base, p, checked.simplify, None, resolution_of(robot, checked)))
             if progress:
                 progress(f"{name} {p.name}")
-        out.append(RobotRun(name, robot, problems, records, theirs, base.label if base else None, why, cost, gen_s))
+        out.append(RobotRun(name, robot, problems, by_link[modes[0]], theirs, base.label if base else None, why, cost,
+                            gen_s, by_link))
     return out
 
 
@@ -117,6 +126,8 @@ def summary(run_: RobotRun) -> dict:
     else:
         s["baseline"] = None
         s["baseline_why"] = run_.baseline_why
+    if len(run_.by_link) > 1:
+        s["links"] = {link: summarize(recs) for link, recs in run_.by_link.items()}
     return s
 
 
@@ -158,4 +169,27 @@ def report(summaries: list[dict], families: list[str], per_family: int, seed: in
     not_run = sorted({f"{s['robot']} ({s['baseline_why']})" for s in summaries if s["baseline"] is None})
     if not_run:
         out.append("VAMP not run for: " + "; ".join(not_run))
+    if any("links" in s for s in summaries):
+        out.append(_link_table(summaries))
     return out
+
+
+def _link_table(summaries: list[dict]) -> Table:
+    """Certified against discrete Link, robot by robot, planned one after the other on each problem."""
+    rows = []
+    for s in summaries:
+        d, c = s["links"]["discrete"], s["links"]["certified"]
+
+        def ratio(key: str) -> str:
+            return f"{c[key] / d[key]:.2f}" if c[key] and d[key] else "-"
+
+        rows.append([s["robot"], f"{d['solved']} / {c['solved']}", fmt_us(d["planning_us_median"]),
+                     fmt_us(c["planning_us_median"]), ratio("planning_us_median"), ratio("planning_us_mean"),
+                     fmt_us(d["total_us_median"]), fmt_us(c["total_us_median"]), ratio("total_us_median"),
+                     f"{d['verify_failures']} / {c['verify_failures']}"])
+    header = [("robot", "left"), ("solved\ndisc / cert", "right"), ("plan median\ndiscrete", "right"),
+              ("plan median\ncertified", "right"), ("cert/disc\nmedian", "right"), ("cert/disc\nmean", "right"),
+              ("plan+simp\ndiscrete", "right"), ("plan+simp\ncertified", "right"), ("cert/disc\nplan+simp", "right"),
+              (f"{VERIFY_FACTOR}x fails\ndisc / cert", "right")]
+    return Table("certified Link against discrete Link, each problem planned with both (times in us)", header, rows,
+                 set())

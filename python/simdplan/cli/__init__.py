@@ -176,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--problems", type=int, default=10, metavar="N", help="problems per family and robot (default 10)")
     r.add_argument("--seed", type=int, default=0, help="problem generator seed (default 0)")
     r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
-    r.add_argument("--link", choices=("discrete", "certified"), default=None, help="edge checks (default discrete)")
+    r.add_argument("--link", choices=("discrete", "certified", "both"), default=None,
+                   help="edge checks (default: each robot's default); both: every problem with each, compared")
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
                         "on (an error if it cannot), off")

@@ -158,7 +158,8 @@ def cmd_bench_robots(args) -> int:
         raise UserError(f"--problems must be >= 1, got {args.problems}")
     if args.json:
         check_output("--json", args.json)
-    overrides = {"time_limit": args.time_limit, "link": args.link}
+    links = ["discrete", "certified"] if args.link == "both" else None
+    overrides = {"time_limit": args.time_limit, "link": None if args.link == "both" else args.link}
     apply_overrides(None, overrides)
     if "iiwa" in names:
         try:
@@ -175,7 +176,7 @@ def cmd_bench_robots(args) -> int:
             for name in names:
                 try:
                     runs.extend(multi_robot.run([name], families, args.problems, args.seed, overrides, args.vamp,
-                                                progress.advance))
+                                                progress.advance, links))
                 except RuntimeError as exc:  # --vamp on without VAMP
                     raise UserError(str(exc)) from exc
         except KeyboardInterrupt:
@@ -188,7 +189,8 @@ def cmd_bench_robots(args) -> int:
         doc = {"schema": "simdplan-bench-robots/1", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "argv": _argv(args), "args": _flags(args),
                "machine": machine, "elapsed_s": elapsed, "interrupted": interrupted, "summary": summaries,
-               "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records} for r in runs}}
+               "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records,
+                                    **({"by_link": r.by_link} if links else {})} for r in runs}}
         write_json(args.json, doc)
     if interrupted:
         err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
