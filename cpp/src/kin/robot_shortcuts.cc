@@ -11,26 +11,30 @@
 namespace simdplan {
 namespace {
 
-// RobotView::body_axes of a row-major 3 x 4 origin: the signed permutation its rotation is, or kAxesGeneral.
-int32_t origin_axes(const float* o) {
-  int32_t code = 0;
+// Whether the rotation of a row-major 3 x 4 origin is a signed permutation (RobotView::body_axes);
+// if so perm and sign (4 each) receive its rows and column signs and the translation bits as
+// RobotView::body_perm and body_sign hold them.
+bool origin_axes(const float* o, int32_t* perm, float* sign) {
+  bool used[3] = {false, false, false};
   for (int j = 0; j < 3; ++j) {
     int row = -1;
     for (int k = 0; k < 3; ++k) {
       const float v = o[4 * k + j];
       if (v == 0.0f) continue;
-      if ((v != 1.0f && v != -1.0f) || row >= 0) return kAxesGeneral;
+      if ((v != 1.0f && v != -1.0f) || row >= 0) return false;
       row = k;
-      if (v < 0) code |= 1 << (6 + j);
+      sign[j] = v < 0 ? -1.0f : 1.0f;
     }
-    if (row < 0) return kAxesGeneral;
-    code |= row << (2 * j);
+    // no entry, or a row taken twice: not a permutation (a singular origin; the general product handles it)
+    if (row < 0 || used[row]) return false;
+    used[row] = true;
+    perm[j] = row;
   }
-  if (((code & 3) == ((code >> 2) & 3)) || ((code & 3) == ((code >> 4) & 3)) || (((code >> 2) & 3) == ((code >> 4) & 3)))
-    return kAxesGeneral;  // not a permutation (a singular origin; the general product handles it)
+  perm[3] = 0;
   for (int r = 0; r < 3; ++r)
-    if (o[4 * r + 3] != 0.0f) code |= 1 << (9 + r);
-  return code;
+    if (o[4 * r + 3] != 0.0f) perm[3] |= 1 << r;
+  sign[3] = 1.0f;
+  return true;
 }
 
 // The margin kinematics.py gives group bounds, so float32 rounding never lets a group poke out.
@@ -38,23 +42,20 @@ constexpr double kBoundMargin = 1e-5;
 
 }  // namespace
 
-// RobotView::body_axes, and the same unpacked (body_perm, body_sign) for fk_body.
+// RobotView::body_axes, body_perm and body_sign for fk_body.
 void RobotModel::origin_tables(size_t nb) {
-  body_axes_.resize(nb);
-  for (size_t b = 0; b < nb; ++b)
-    body_axes_[b] = a_.fast_paths ? origin_axes(a_.body_origin.data() + 12 * b) : kAxesGeneral;
-  view_.body_axes = body_axes_.data();
+  body_axes_.assign(nb, kAxesGeneral);
   body_perm_.assign(4 * nb, 0);
   body_sign_.assign(4 * nb, 1.0f);
-  for (size_t b = 0; b < nb; ++b) {
-    const int32_t axes = body_axes_[b];
-    if (axes == kAxesGeneral) continue;
-    for (int j = 0; j < 3; ++j) {
-      body_perm_[4 * b + j] = (axes >> (2 * j)) & 3;
-      body_sign_[4 * b + j] = (axes & (1 << (6 + j))) ? -1.0f : 1.0f;
-    }
-    body_perm_[4 * b + 3] = (axes >> 9) & 7;
+  for (size_t b = 0; b < nb && a_.fast_paths; ++b) {
+    int32_t perm[4];
+    float sign[4];
+    if (!origin_axes(a_.body_origin.data() + 12 * b, perm, sign)) continue;
+    body_axes_[b] = kAxesPermutation;
+    std::copy(perm, perm + 4, body_perm_.begin() + 4 * b);
+    std::copy(sign, sign + 4, body_sign_.begin() + 4 * b);
   }
+  view_.body_axes = body_axes_.data();
   view_.body_perm = body_perm_.data();
   view_.body_sign = body_sign_.data();
 }

@@ -27,10 +27,11 @@ SIMDPLAN_INLINE void fk_body(const RobotView& rb, int32_t b, const V* qv, V* fra
   const int32_t p = rb.body_parent[b];
   const int32_t kind = rb.body_kind[b];
   const int32_t axes = rb.body_axes[b];
-  if (p >= 0 && axes != kAxesGeneral) {
+  if (p >= 0 && axes == kAxesPermutation) {
     const V* P = frames + 12 * p;
-    // PERF: unpacked at load (RobotView::body_perm, body_sign) rather than decoded from the bits
-    // here: planning instructions -1.1% ur5, -1.2% panda, -1.9% fetch, -1.6% baxter (callgrind, AVX2).
+    // PERF: rows and signs read from tables made at load (RobotView::body_perm, body_sign), not
+    // decoded here per batch: planning instructions -1.1% ur5, -1.2% panda, -1.9% fetch, -1.6%
+    // baxter (callgrind, AVX2).
     const int32_t* perm = rb.body_perm + 4 * b;
     const float* sign = rb.body_sign + 4 * b;
     const int k0 = perm[0], k1 = perm[1], k2 = perm[2], moved = perm[3];

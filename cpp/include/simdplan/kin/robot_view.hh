@@ -25,12 +25,12 @@ constexpr int32_t kSoaPad = 16;  // widest vector, so a full-width load past the
 
 enum BodyKind : int32_t { kBodyFixed = 0, kBodyRevolute = 1, kBodyPrismatic = 2 };
 
-// body_axes[b]: -1 when the rotation of body b's origin is general; otherwise it is a signed
-// permutation (every column j holds one entry, exactly +-1, in row k_j; URDF frames turned by
-// multiples of 90 degrees, the common case), packed as bits 0-1 k_0, 2-3 k_1, 4-5 k_2, bit 6 + j set
-// when column j's entry is -1, and bit 9 + r set when the translation's row r is not zero.
+// body_axes[b]: kAxesGeneral when the rotation of body b's origin is general; kAxesPermutation when
+// it is a signed permutation (every column j holds one entry, exactly +-1, in row k_j; URDF frames
+// turned by multiples of 90 degrees, the common case), described by body_perm and body_sign.
 // fk_body then copies parent columns instead of multiplying by the rotation: bit-identical results.
 constexpr int32_t kAxesGeneral = -1;
+constexpr int32_t kAxesPermutation = 0;
 
 struct RobotView {
   int32_t dof;
@@ -41,8 +41,8 @@ struct RobotView {
   const float* body_scale;
   const float* body_offset;
   const float* body_origin;  // 12 per body
-  const int32_t* body_axes;  // per body: kAxesGeneral or a signed permutation (above)
-  // body_axes unpacked for fk_body, 4 per body: body_perm the rows k_0, k_1, k_2 and the translation
+  const int32_t* body_axes;  // per body: kAxesGeneral or kAxesPermutation (above)
+  // a signed-permutation origin, 4 per body: body_perm the rows k_0, k_1, k_2 and the translation
   // bits (bit r: row r not zero), body_sign the signs of columns 0, 1, 2 (+-1) and an unused 1
   const int32_t* body_perm;
   const float* body_sign;
