@@ -25,7 +25,7 @@ from collections import OrderedDict
 import numpy as np
 
 from simdplan.planner.plan import check_types
-from simdplan.planner.plan_threads import Prepared, ProgressBar, error_result, plan_on_threads, task_parts
+from simdplan.planner.plan_threads import Finished, Prepared, error_result, plan_on_threads, task_parts
 from simdplan.planner.result import PlanResult
 from simdplan.validation import as_int
 
@@ -53,13 +53,7 @@ def plan_on_ray(tasks, numbers, results: list, *, workers, planner, progress, on
     finished."""
     chunk_size = None if chunk_size is None else as_int(chunk_size, "chunk_size", 1, 10**9)
     threads = None if workers is None else as_int(workers, "workers", 1, 4096)
-    bar = ProgressBar(len(tasks), progress)
-
-    def done(i: int, result: PlanResult) -> None:
-        results[i] = result
-        if on_result is not None:
-            on_result(i, result)
-        bar.advance(1)
+    finished = Finished(results, on_result, progress)
 
     parts, checked = [], set()
     for i, task in enumerate(tasks):
@@ -71,12 +65,12 @@ def plan_on_ray(tasks, numbers, results: list, *, workers, planner, progress, on
             parts.append((robot, env, start, goals, base))
         except (TypeError, ValueError) as exc:
             parts.append(exc)
-            done(i, error_result(exc, task))
+            finished.put(i, error_result(exc, task))
     try:
         _plan_parts(parts, numbers, address=address, workers=threads, chunk_size=chunk_size, planner=planner,
-                    on_task=done, settings=settings)
+                    on_task=finished.put, settings=settings)
     finally:
-        bar.close()
+        finished.bar.close()
 
 
 def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, on_task, settings: dict

@@ -32,16 +32,14 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
     with seed task_seed(seed, numbers[i]). A KeyboardInterrupt (Ctrl-C) or an exception of
     on_result stops the threads within a few ms, keeps what finished in ``results`` and propagates."""
     owners: list = []  # per core task (in the order added): (caller's index, robot, env, start, goals, settings)
-    bar = ProgressBar(len(tasks), progress)
+    finished = Finished(results, on_result, progress)
 
-    def take(finished) -> None:
-        for k, out in finished:
+    def take(batch_results) -> None:
+        for k, out in batch_results:
             i, robot, env, start, goals, s = owners[k]
             owners[k] = None
-            results[i] = result = task_result(out, robot, env, start, goals, s)
-            if on_result is not None:
-                on_result(i, result)
-        bar.advance(len(finished))
+            finished.put(i, task_result(out, robot, env, start, goals, s))
+        finished.bar.advance(0)  # the bar starts on time even while nothing finishes
 
     batch = _core.PlanBatch(min(workers, max(len(tasks), 1)))
     try:
@@ -52,10 +50,7 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
             try:
                 core_task, owner = prepared.task(task)
             except (TypeError, ValueError) as exc:
-                results[i] = error_result(exc, task)
-                if on_result is not None:
-                    on_result(i, results[i])
-                bar.advance(1)
+                finished.put(i, error_result(exc, task))
                 continue
             chunk.append((*core_task, numbers[i]))  # the task's number sets its seed
             owners.append((i, *owner))
@@ -73,7 +68,7 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
         raise
     finally:
         batch.stop()  # joins the threads here, not when the garbage collector gets to the batch
-        bar.close()
+        finished.bar.close()
 
 
 class Prepared:
@@ -191,6 +186,22 @@ def error_result(exc: Exception, task, robot=None, planner: str = "") -> PlanRes
     dof = getattr(robot, "dof", 0) if isinstance(getattr(robot, "dof", 0), int) else 0
     names = list(getattr(robot, "joint_names", []) or [])
     return PlanResult(False, np.zeros((0, dof)), {}, planner, names, str(exc), error=type(exc).__name__)
+
+
+class Finished:
+    """Where each finished task goes: its slot in ``results``, the caller's ``on_result``, the
+    progress bar (both engines deliver through it)."""
+
+    def __init__(self, results: list, on_result: Callable[[int, PlanResult], None] | None,
+                 progress: bool | None) -> None:
+        self.results, self.on_result = results, on_result
+        self.bar = ProgressBar(len(results), progress)
+
+    def put(self, i: int, result: PlanResult) -> None:
+        self.results[i] = result
+        if self.on_result is not None:
+            self.on_result(i, result)
+        self.bar.advance(1)
 
 
 class ProgressBar:
