@@ -25,7 +25,7 @@ from collections import OrderedDict
 import numpy as np
 
 from simdplan.planner.plan import check_types
-from simdplan.planner.plan_threads import Finished, Prepared, error_result, plan_on_threads, task_parts
+from simdplan.planner.plan_threads import Finished, Prepared, error_result, one_of, plan_on_threads, task_parts
 from simdplan.planner.result import PlanResult
 from simdplan.validation import as_int
 
@@ -121,7 +121,7 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
     pending = {}
     for chunk in chunks:
         own = {k for i in chunk for k in task_keys[i] if users[k] == 1}
-        specs = [(numbers[i], *task_keys[i], _one_of(bases, parts[i][4])) for i in chunk]
+        specs = [(numbers[i], *task_keys[i], one_of(bases, parts[i][4])) for i in chunk]
         payload = dump((specs, _arrays_packed([parts[i][2] for i in chunk] + [parts[i][3] for i in chunk]),
                         {k: objects[k] for k in own}))
         pending[plan_chunk.remote(payload, shared, planner, settings, threads)] = chunk
@@ -158,20 +158,6 @@ def _chunks(todo: list, chunk_size: int | None, slots: int) -> list[list]:
         out.append(todo[k:k + size])
         k += size
     return out
-
-
-def _one_of(seen: dict, base):
-    """``base`` (settings or None), or an equal one met before."""
-    if base is None:
-        return None
-    same = seen.get(id(base))
-    if same is None:
-        try:
-            same = seen.setdefault(tuple(vars(base).items()), base)
-        except TypeError:  # an unhashable value: sent as it is
-            same = base
-        seen[id(base)] = same  # (the call's tasks hold every base, so ids stay unique)
-    return same
 
 
 def _arrays_packed(values: list) -> tuple:

@@ -77,7 +77,8 @@ class Prepared:
 
     def __init__(self, planner: str | None, settings: dict) -> None:
         self.planner, self.settings = planner, settings
-        self._validated: dict = {}
+        self._validated: dict = {}  # id(base settings) -> validated
+        self._bases: dict = {}  # one_of's memory
         # what every tuple task plans with; a mistake in the call's own settings fails the call
         self._validated[id(None)] = self._validate(None)
         self._models: dict = {}
@@ -111,20 +112,10 @@ class Prepared:
 
     def _settings_for(self, base: PlannerSettings | None) -> PlannerSettings:
         """The validated settings of a task whose own are ``base`` (a Scene's; None for a tuple)."""
+        base = one_of(self._bases, base)  # scenes of one file or generator carry equal settings
         s = self._validated.get(id(base))
-        if s is not None:
-            return s
-        values = None if base is None else tuple(vars(base).items())
-        try:
-            s = self._validated.get(values)  # scenes of one file or generator carry equal settings
-        except TypeError:  # an unhashable value: validate (and report) below
-            values = None
         if s is None:
-            s = self._validate(base)
-            if values is not None:
-                self._validated[values] = s
-        self._validated[id(base)] = s
-        self._keep.append(base)
+            s = self._validated[id(base)] = self._validate(base)
         return s
 
     def _validate(self, base: PlannerSettings | None) -> PlannerSettings:
@@ -136,6 +127,22 @@ class Prepared:
                              "problems one at a time with simdplan.plan")
         warn_ignored(s, self.settings, stacklevel=6)
         return s
+
+
+def one_of(seen: dict, base):
+    """``base`` (settings or None), or an equal one met before in ``seen`` (a dict kept by the
+    caller), so that tasks whose settings are equal share one object: validated once, pickled
+    once. The caller holds every base while it uses ``seen``, so their ids stay unique."""
+    if base is None:
+        return None
+    same = seen.get(id(base))
+    if same is None:
+        try:
+            same = seen.setdefault(tuple(vars(base).items()), base)
+        except TypeError:  # an unhashable value: kept as it is
+            same = base
+        seen[id(base)] = same
+    return same
 
 
 def is_scene(task) -> bool:
