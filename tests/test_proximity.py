@@ -293,6 +293,68 @@ def test_certified_with_point_clouds(isa, panda):
     assert free > 5
 
 
+def thin_self_contacts(robot, rng, count, depth=2e-6, tries=20000):
+    """(q0, q1, padding) edges whose only collision is a self-contact `depth` deep between samples:
+    the padding is set just past half the edge's smallest self clearance (dense, exact), so both
+    ends stay free while the tightest configuration between them collides. Paddings stay below
+    list_max_padding where the robot's clearances allow, so certified sphere-pair lists are in use."""
+    cases = []
+    t = np.linspace(0.0, 1.0, 1001)[:, None]
+    for _ in range(tries):
+        q0, q1 = random_configs(robot, rng, 2)
+        q1 = q0 + (q1 - q0) * rng.uniform(0.05, 0.5)
+        Q = q0 + t * (q1 - q0)
+        gap = robot.clearance_many(Q, Environment())
+        k = int(np.argmin(gap))
+        padding = gap[k] / 2 + depth / 2
+        if k in (0, len(t) - 1) or not 0 < padding < 0.02 or min(gap[0], gap[-1]) - 2 * padding < 1e-4:
+            continue  # touching at an end, already touching, too far apart, or an end as close
+        cases.append((q0, q1, float(padding)))
+        if len(cases) == count:
+            break
+    return cases
+
+
+@pytest.mark.parametrize("name", ["ur5", "panda", "dual_arm"])
+def test_certified_never_calls_a_self_contact_free(isa, name):
+    # Self pairs are certified with the relative motion of their certified sphere pairs only
+    # (RobotView::pair_list_reach); an edge that grazes itself between samples must still fail.
+    from simdplan.bench import robots as bench_robots
+
+    robot = bench_robots.dual_arm() if name == "dual_arm" else sp_robots.load(name)
+    rng = np.random.default_rng(17)
+    cases = thin_self_contacts(robot, rng, 12)
+    assert len(cases) == 12
+    for q0, q1, padding in cases:
+        cert = robot.certify_motion(q0, q1, padding=padding)
+        assert not cert.free, (name, isa, q0, q1, padding)
+    if name == "ur5":  # its closest pairs are a few millimetres apart: paddings where the lists count
+        assert all(padding < 0.0049 for _, _, padding in cases)
+
+
+def swinger(gap: float):
+    """2 dof: an arm sphere 0.5 m from the swing axis passes over a base sphere at swing = 0 with
+    surface gap `gap` (negative: overlap), the pair two joints apart (a certified sphere-pair list)."""
+    from simdplan.robots.builder import RobotBuilder
+
+    radius = 0.05
+    b = RobotBuilder("swinger")
+    b.link("base", [[0.5, 0.0, 0.0, radius]]).link("hub").link("arm", [[0.5, 0.0, 0.0, radius]])
+    b.joint("swing", "revolute", "base", "hub", limits=(-2.0, 2.0))
+    b.joint("tilt", "revolute", "hub", "arm", xyz=(0, 0, 2 * radius + gap), axis=(1, 0, 0), limits=(-0.5, 0.5))
+    return b.build()
+
+
+@pytest.mark.parametrize("gap", [-1e-5, -1e-6, 1e-3])
+def test_certified_self_contact_between_samples(isa, gap):
+    robot = swinger(gap)
+    assert robot.self_collision_pairs == [("base", "arm")]
+    q0, q1 = [-0.9, 0.0], [1.1, 0.0]  # the spheres meet at t = 0.45, between every sample grid
+    assert robot.is_motion_valid(q0, q1)  # discrete Link steps over the contact
+    cert = robot.certify_motion(q0, q1)
+    assert cert.free == (gap > 0), cert
+
+
 # ----------------------------------------------------------------------------- planners
 
 

@@ -48,7 +48,7 @@ CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb
   for (int32_t p = 0; p < rb.n_pairs; ++p) pair_group_[p] = rb.pairs[2 * p + 1];
 }
 
-void CertifiedLink::edge_bounds(const float* a, const float* b) {
+void CertifiedLink::edge_bounds(const float* a, const float* b, float padding) {
   const int32_t nb = rb_.n_bodies;
   for (int32_t k = 0; k < nb; ++k) {
     const int32_t j = rb_.body_dof[k];
@@ -65,8 +65,10 @@ void CertifiedLink::edge_bounds(const float* a, const float* b) {
     len_env_[g] = bound(rb_.group_reach + int64_t(g) * nb);
     inv_env_[g] = len_env_[g] > 0 ? 1.0 / len_env_[g] : 0.0;
   }
+  // the kernel measures only the certified sphere pairs up to list_max_padding (kDistUseLists)
+  const float* pair_reach = padding <= rb_.list_max_padding ? rb_.pair_list_reach : rb_.pair_reach;
   for (int32_t p = 0; p < rb_.n_pairs; ++p) {
-    len_pair_[p] = bound(rb_.pair_reach + int64_t(p) * nb);
+    len_pair_[p] = bound(pair_reach + int64_t(p) * nb);
     inv_pair_[p] = len_pair_[p] > 0 ? 1.0 / len_pair_[p] : 0.0;
   }
 }
@@ -82,7 +84,7 @@ void CertifiedLink::set_caps(double span) {
 }
 
 void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) {
-  edge_bounds(a, b);
+  edge_bounds(a, b, 0.0f);
   const int32_t nb = rb_.n_bodies;
   for (int32_t i = 0; i < rb_.n_spheres; ++i) {
     double s = 0;
@@ -134,7 +136,7 @@ bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const f
 
 CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, const float* b, float padding,
                                    double min_step) {
-  edge_bounds(a, b);
+  edge_bounds(a, b, padding);
   double len2 = 0;
   for (int32_t j = 0; j < rb_.dof; ++j) {
     const double d = double(b[j]) - double(a[j]);

@@ -128,7 +128,7 @@ class RobotModel {
   std::vector<int32_t> body_axes_, body_perm_;  // RobotView::body_axes, body_perm
   std::vector<float> body_sign_;                // RobotView::body_sign
   std::vector<float> sphere_soa_;
-  std::vector<float> group_reach_, pair_reach_;
+  std::vector<float> group_reach_, pair_reach_, pair_list_reach_;
   std::vector<float> body_bound_;  // RobotView::body_bound
   std::vector<int32_t> body_group_begin_, body_group_end_;
   std::vector<int32_t> pair_block_begin_, pair_order_, pair_block_side_;  // RobotView's pair blocks

@@ -62,7 +62,7 @@ class CertifiedLink {
   void sphere_bounds(const float* a, const float* b, double* out);
 
  private:
-  void edge_bounds(const float* a, const float* b);
+  void edge_bounds(const float* a, const float* b, float padding);
   void set_caps(double span);
   // evaluates count (<= lanes) samples at ts; appends their tau rows. Returns false on a collision
   // (collide_t set to the first colliding sample).

@@ -89,6 +89,9 @@ struct RobotView {
   const float* sphere_reach;
   const float* group_reach;
   const float* pair_reach;
+  // pair_list_reach[p]: the same sum over only the certified sphere pairs of pair p (pair_ranges),
+  // the relative speed that matters while padding <= list_max_padding; pair_reach where p has no list.
+  const float* pair_list_reach;
 };
 
 }  // namespace simdplan
