@@ -332,25 +332,30 @@ def test_certified_never_calls_a_self_contact_free(isa, name):
         assert all(padding < 0.0049 for _, _, padding in cases)
 
 
-def swinger(gap: float):
-    """2 dof: an arm sphere 0.5 m from the swing axis passes over a base sphere at swing = 0 with
-    surface gap `gap` (negative: overlap), the pair two joints apart (a certified sphere-pair list)."""
+def swinger(gap: float, base_x: float = 0.5, arm_x: float = 0.5):
+    """2 dof: an arm sphere arm_x from the swing axis passes a base sphere at (base_x, 0, 0) at
+    swing = 0 with surface gap `gap` (negative: overlap), the pair two joints apart (a certified
+    sphere-pair list). With base_x small the base sphere is near the swing axis, where the swing
+    barely changes the pair's distance (RobotModel::listed_reach)."""
     from simdplan.robots.builder import RobotBuilder
 
     radius = 0.05
+    height = math.sqrt((2 * radius + gap) ** 2 - (arm_x - base_x) ** 2)
     b = RobotBuilder("swinger")
-    b.link("base", [[0.5, 0.0, 0.0, radius]]).link("hub").link("arm", [[0.5, 0.0, 0.0, radius]])
+    b.link("base", [[base_x, 0.0, 0.0, radius]]).link("hub").link("arm", [[arm_x, 0.0, 0.0, radius]])
     b.joint("swing", "revolute", "base", "hub", limits=(-2.0, 2.0))
-    b.joint("tilt", "revolute", "hub", "arm", xyz=(0, 0, 2 * radius + gap), axis=(1, 0, 0), limits=(-0.5, 0.5))
+    b.joint("tilt", "revolute", "hub", "arm", xyz=(0, 0, height), axis=(1, 0, 0), limits=(-0.5, 0.5))
     return b.build()
 
 
 @pytest.mark.parametrize("gap", [-1e-5, -1e-6, 1e-3])
-def test_certified_self_contact_between_samples(isa, gap):
-    robot = swinger(gap)
+@pytest.mark.parametrize("base_x,arm_x", [(0.5, 0.5), (0.02, 0.1)])
+def test_certified_self_contact_between_samples(isa, gap, base_x, arm_x):
+    robot = swinger(gap, base_x, arm_x)
     assert robot.self_collision_pairs == [("base", "arm")]
     q0, q1 = [-0.9, 0.0], [1.1, 0.0]  # the spheres meet at t = 0.45, between every sample grid
-    assert robot.is_motion_valid(q0, q1)  # discrete Link steps over the contact
+    if base_x == arm_x:
+        assert robot.is_motion_valid(q0, q1)  # discrete Link steps over the contact
     cert = robot.certify_motion(q0, q1)
     assert cert.free == (gap > 0), cert
 
