@@ -370,9 +370,30 @@ def test_planners_with_certified_link(planner, example):
     res = simdplan.plan(scene.robot, scene.env, scene.start, scene.goals, planner=planner, link="certified",
                         seed=2, time_limit=0)
     assert res.success
+    proven = 0
     for a, b in zip(res.path[:-1], res.path[1:]):
-        assert scene.robot.certify_motion(a, b, scene.env).free
+        # a shortcut's ends are pieces of edges proven earlier (Checker::piece): proven with them, though
+        # a certificate of the piece alone, on its own sample grid, may find it too close to call
+        status = scene.robot.certify_motion(a, b, scene.env).status
+        assert status in ("free", "undecided")
+        proven += status == "free"
         assert _dense_free(scene.robot, scene.env, a, b, n=400)
+    assert proven >= (len(res.path) - 1) / 2
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5", "dual_arm"])
+def test_certified_simplified_paths_are_free_everywhere(name):
+    # simplification keeps shortcuts whose ends are pieces of proven edges without a new certificate
+    # (Checker::piece); the paths must still be free at any resolution
+    from simdplan.bench import robots as bench_robots
+
+    robot = bench_robots.dual_arm() if name == "dual_arm" else sp_robots.load(name)
+    for family in ("shelf", "box"):
+        for scene in simdplan.scenes.generate(robot, family, 2, seed=3):
+            res = simdplan.plan(robot, scene.env, scene.start, scene.goals, link="certified", seed=4, time_limit=0)
+            assert res.success
+            for a, b in zip(res.path[:-1], res.path[1:]):
+                assert _dense_free(robot, scene.env, a, b, n=2000)
 
 
 def test_results_say_which_link_and_count_the_certificates():

@@ -95,6 +95,16 @@ class Checker {
     return discrete(a, b, known);
   }
 
+  // A straight piece a -> b of an edge this checker has passed (a and b on it, up to float rounding
+  // of their interpolation and clamping). A certificate proves its whole edge free with a clearance
+  // of at least kCertifyMargin minus the kernels' rounding (about 1e-6 m), far more than a piece
+  // rounded off the edge by an ulp moves any sphere, so certified Link has nothing left to prove.
+  // Discrete Link checks the piece (known: as for motion()): its samples are not the edge's.
+  bool piece(const float* a, const float* b, Known known) {
+    if (certified_) return true;
+    return discrete(a, b, known);
+  }
+
   bool discrete(const float* a, const float* b, Known known) {
     const int64_t n = intervals(a, b);
     const int64_t first = known == Known::none ? 0 : 1;

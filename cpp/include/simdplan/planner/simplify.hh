@@ -1,8 +1,9 @@
 // simdplan/planner/simplify.hh: path shortening and smoothing that keeps every edge checked.
 //
 // Paths are flat rows of dof floats. Every operation that creates an edge checks it with the
-// planner's discrete Link before accepting it, so the output's edges have all passed Link (also
-// sub-segments of earlier edges: their samples differ from the edge they came from).
+// planner's Link before accepting it, so the output's edges have all passed Link. Pieces of earlier
+// edges are checked again with discrete Link (their samples differ from the edge they came from);
+// certified Link already proved them (Checker::piece).
 // Steps, as in common practice (e.g. OMPL's PathSimplifier): vertex reduction (first connect each
 // vertex to the farthest later vertex it reaches; at the end, drop a vertex when its neighbours
 // connect directly), random shortcuts between points on the path (Geraerts and Overmars, "Creating
@@ -84,8 +85,8 @@ class Simplifier {
       for (int64_t r = e1 + 1; r < e2; ++r) old_cost += Checker::distance(row(p, r), row(p, r + 1), dof_);
       if (Checker::distance(a.data(), b.data(), dof_) >= old_cost - 1e-9) continue;
       // a and b lie on checked edges but between samples, so they are checked here, once
-      if (!check_.motion(a.data(), b.data(), Known::none) || !check_.motion(row(p, e1), a.data(), Known::both) ||
-          !check_.motion(b.data(), row(p, e2 + 1), Known::both))
+      if (!check_.motion(a.data(), b.data(), Known::none) || !check_.piece(row(p, e1), a.data(), Known::both) ||
+          !check_.piece(b.data(), row(p, e2 + 1), Known::both))
         continue;
       std::vector<float> q(p.begin(), p.begin() + (e1 + 1) * dof_);
       q.insert(q.end(), a.begin(), a.end());
@@ -124,7 +125,8 @@ class Simplifier {
   // check resolution, the waypoints are placed at parameters t_i = i/n the edge's Link check already
   // tested (positions equal to float rounding: the SIMD kernels may fuse the multiply-add), so each
   // new edge is covered by checked samples at the same spacing and needs no new check. Finer than
-  // that, new edges are checked; if one fails (a graze the coarser check stepped over), the path is
+  // that, new edges are checked (discrete Link; pieces of certified edges need none); if one fails
+  // (a graze the coarser check stepped over), the path is
   // left unchanged: `collision`. A result over kMaxWaypoints is not built: `too_many`. The deadline
   // passing leaves the path unchanged: `stopped`.
   Interpolation interpolate(std::vector<float>& p, double per_unit) {
@@ -168,7 +170,7 @@ class Simplifier {
         lerp(a, b, float(double(i) / double(m)), q.data());
         check_.clamp(q.data());
         if (i == m) std::copy(b, b + dof_, q.begin());
-        if (m > 1 && !check_.motion(&out[out.size() - dof_], q.data(), Known::start))
+        if (m > 1 && !check_.piece(&out[out.size() - dof_], q.data(), Known::start))
           return deadline_passed() ? Interpolation::stopped : Interpolation::collision;
         out.insert(out.end(), q.begin(), q.end());
       }
