@@ -175,7 +175,9 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     The path's first and last rows are the given start and goal (continuous joints wrapped); the
     planner works in float32, and every edge passed the discrete Link check at ``resolution``, or
     with ``link="certified"`` was proven collision-free between its ends (Robot.certify_motion,
-    giving up on stretches shorter than ``min_step``).
+    giving up on stretches shorter than ``min_step``), alone or as a piece of a longer edge proven
+    while simplifying (a certificate of that piece alone may need a finer ``min_step``;
+    simdplan.check_path retries finer).
     """
     check_types(robot, env)
     s = validated_settings(planner, settings)

@@ -75,6 +75,20 @@ def test_defaults_and_optional_ends(shelf):
     assert simdplan.check_path(robot, env, result.path, certified=True).ok
 
 
+@pytest.mark.parametrize("gap,ok", [(1e-4, True), (3e-5, True), (-1e-5, False)])
+def test_certified_check_retries_finer_before_failing_an_edge(gap, ok):
+    """An edge 0.03-0.1 mm from touching itself is too close to call at the default min_step but
+    provable with finer steps: check_path certifies it again finer; a real contact still fails."""
+    from test_proximity import swinger
+
+    robot, env = swinger(gap), simdplan.Environment()
+    path = [[-0.9, 0.0], [1.1, 0.0]]
+    if gap > 0:
+        assert robot.certify_motion(*path, env).status == "undecided"
+    v = simdplan.check_path(robot, env, path, certified=True)
+    assert v.ok == ok and v.failing_edges == (() if ok else (0,))
+
+
 def test_bad_input_names_the_argument(shelf):
     robot, env = shelf.robot, shelf.env
     good = np.array([shelf.start, shelf.start])

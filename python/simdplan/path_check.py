@@ -28,6 +28,10 @@ DEFAULT_FACTOR = 10
 ENDPOINT_TOL = 1e-6
 # The certificate's smallest subdivision when none is given, as simdplan.plan's default.
 DEFAULT_MIN_STEP = 1e-3
+# An edge too close to call at min_step is certified again with steps this many times finer
+# (_certified), but never finer than MIN_STEP_FLOOR (joint units).
+RETRY_STEP_FACTOR = 1000
+MIN_STEP_FLOOR = 1e-6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +138,7 @@ def check_path(robot, env, path, start=None, goals=None, resolution: float | Non
                        f"deepest penetration {depth * 1e3:.3g} mm")
     if certified:
         uncertified = [i for i, (a, b) in enumerate(zip(path[:-1], path[1:]))
-                       if not robot.certify_motion(a, b, env, padding, min_step).free]
+                       if not _certified(robot, env, a, b, padding, min_step)]
         if uncertified:
             bad += len(uncertified)
             failing = sorted(set(failing) | set(uncertified))
@@ -142,6 +146,19 @@ def check_path(robot, env, path, start=None, goals=None, resolution: float | Non
     return PathCheck(ok=not reasons, reason="; ".join(reasons) or None, edges=len(path) - 1,
                      failing_edges=tuple(failing), bad_edges=bad, bad_waypoints=bad_waypoints,
                      max_depth_m=float(depth), resolution=float(check_res))
+
+
+def _certified(robot, env, a, b, padding: float, min_step: float) -> bool:
+    """Whether a fresh certificate proves edge a -> b free. A planner's proof of an edge may come
+    from a longer edge it lies on (a shortcut's ends, simdplan's Checker::piece), whose samples fall
+    elsewhere: a certificate of the edge alone, on its own grid, can then stop at ``min_step`` as
+    too close to call. Such an edge gets a second certificate with steps RETRY_STEP_FACTOR times
+    finer (never below MIN_STEP_FLOOR) before it counts as uncertified."""
+    cert = robot.certify_motion(a, b, env, padding, min_step)
+    if cert.status != "undecided":
+        return cert.free
+    finer = max(min_step / RETRY_STEP_FACTOR, MIN_STEP_FLOOR)
+    return finer < min_step and robot.certify_motion(a, b, env, padding, finer).free
 
 
 def deepest_penetration(robot, env, a, b, resolution: float, padding: float = 0.0) -> float:
