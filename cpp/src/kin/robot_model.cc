@@ -160,6 +160,9 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
     float f = static_cast<float>(sum);
     return double(f) < sum ? std::nextafter(f, HUGE_VALF) : f;
   };
+  std::vector<int32_t> sphere_body(ns);
+  for (size_t g = 0; g < ng; ++g)
+    for (int32_t i = a_.group_begin[g]; i < a_.group_end[g]; ++i) sphere_body[i] = a_.group_body[g];
   std::vector<uint8_t> above(nb);
   for (size_t p = 0; p < np; ++p) {
     const int32_t ga = a_.pairs[2 * p], gb = a_.pairs[2 * p + 1];
@@ -184,7 +187,8 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
       float most = 0.0f;
       for (int32_t e = lb; e < le; ++e) {
         const size_t i = size_t(a_.sphere_pairs[2 * e]), j = size_t(a_.sphere_pairs[2 * e + 1]);
-        most = std::max(most, sum_up(listed_reach(i, j, k, top), listed_reach(j, i, k, top)));
+        most = std::max(most, sum_up(listed_reach(i, j, sphere_body[j], k, top),
+                                     listed_reach(j, i, sphere_body[i], k, top)));
       }
       pair_list_reach_[p * nb + k] = most;
     }
@@ -201,23 +205,21 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
 // perpendicular to c_i - c_j, so the rate is at most the distance of EITHER centre from the axis:
 // sphere_reach of i, or, when j is fixed in the frame that holds k's axis (j on top's body, k
 // just below top), j's constant distance from it. The ur5's base spheres sit on its pan axis.
-float RobotModel::listed_reach(size_t i, size_t j, size_t k, int32_t top) const {
+float RobotModel::listed_reach(size_t i, size_t j, int32_t body_j, size_t k, int32_t top) const {
   const size_t nb = a_.body_parent.size();
   const float reach = a_.sphere_reach[i * nb + k];
-  if (reach == 0.0f || a_.body_kind[k] != kBodyRevolute || a_.body_parent[k] != top) return reach;
-  int32_t body_j = -1;
-  for (size_t g = 0; g < a_.group_body.size(); ++g)
-    if (int32_t(j) >= a_.group_begin[g] && int32_t(j) < a_.group_end[g]) body_j = a_.group_body[g];
-  if (body_j != top) return reach;
+  if (reach == 0.0f || a_.body_kind[k] != kBodyRevolute || a_.body_parent[k] != top || body_j != top) return reach;
   const float* o = a_.body_origin.data() + 12 * k;  // k's axis in top's frame: through o[3, 7, 11] along column 2
   const double v[3] = {double(a_.spheres[4 * j]) - o[3], double(a_.spheres[4 * j + 1]) - o[7],
                        double(a_.spheres[4 * j + 2]) - o[11]};
   const double z[3] = {o[2], o[6], o[10]};
   const double zn = std::sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
   const double c[3] = {v[1] * z[2] - v[2] * z[1], v[2] * z[0] - v[0] * z[2], v[0] * z[1] - v[1] * z[0]};
-  // rounded up well past float32 and the origin's rounding: the bound may never undercut
-  const double rho = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) / zn * (1 + 1e-6) + 1e-6;
-  return std::min(reach, static_cast<float>(rho) + 1e-6f);
+  // rounded up far past double rounding and the float conversion: the bound may never undercut
+  const double rho = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) / zn * (1 + 1e-6) + 2e-6;
+  float f = static_cast<float>(rho);
+  if (double(f) < rho) f = std::nextafter(f, HUGE_VALF);
+  return std::min(reach, f);
 }
 
 bool RobotModel::convert_row(const Strided& q, int64_t r, float* out, const char* name) const {

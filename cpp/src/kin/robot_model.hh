@@ -120,7 +120,7 @@ class RobotModel {
   // the pair blocks (after body_bounds and the pair sort).
   void pair_blocks();
   // A listed sphere pair's speed term for body k (robot_model.cc), before summing both sides.
-  float listed_reach(size_t i, size_t j, size_t k, int32_t top) const;
+  float listed_reach(size_t i, size_t j, int32_t body_j, size_t k, int32_t top) const;
   // World sphere centres and radii (n_spheres x 4) of one configuration, scalar kernels.
   std::vector<float> world_spheres(const Strided& q) const;
 
