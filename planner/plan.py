@@ -196,7 +196,7 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     core = to_core(s, robot)
     out, start, goals, note = core_output(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
                                           robot, env, start, goals, s.padding, s.limit_tolerance)
-    return with_clamp_note(to_result(out, s, robot, start, goals), note)
+    return with_clamp_note(to_result(out, s, robot, start, goals, env), note)
 
 
 def check_types(robot, env) -> None:
@@ -226,7 +226,7 @@ def with_clamp_note(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
     return result
 
 
-def to_result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
+def to_result(out: dict, s: PlannerSettings, robot, start, goals, env=None) -> PlanResult:
     """The PlanResult of a core plan's output ``out`` with validated settings ``s``: the path begins
     and ends exactly at ``start`` and the goal reached; failure and partial work said in ``message``."""
     path = np.asarray(out["path"])
@@ -245,6 +245,9 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
                          "simplified only in part")
         if s.interpolate is not None and out["interpolation"] != "done":
             notes.append(INTERPOLATION_NOTES[out["interpolation"]])
+    elif out.get("unprovable"):
+        path = np.zeros((0, robot.dof))
+        notes.append(unprovable_note(out["unprovable"], robot, env, start, goals, s.padding))
     else:
         path = np.zeros((0, robot.dof))
         notes.append(f"no path found within {stats['iterations']} iterations"
@@ -252,6 +255,19 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals) -> PlanResult:
     message = "; ".join(notes)
     stats["waypoints"] = len(path)
     return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message)
+
+
+def unprovable_note(which: str, robot, env, start, goals, padding: float) -> str:
+    """Why a certified plan was refused at once: the start, or every goal, lies within the
+    certificate's margin of contact, where no edge can be proven (core: unprovable_ends)."""
+    margin_mm = _core.certify_margin * 1e3
+    if which == "start":
+        what, gap = "out of the start: its clearance", robot.clearance(start, env, padding)
+    else:
+        what, gap = "into any goal: their largest clearance", max(robot.clearance_many(goals, env, padding))
+    return (f"certified Link cannot prove any motion {what} ({gap * 1e3:.4f} mm) is within the certificate's "
+            f"margin ({margin_mm:g} mm) of contact; plan with link=\"discrete\", or from and to "
+            "configurations farther from obstacles")
 
 
 # what a PlanResult message says when interpolation was asked for and not done (the CLI shows it)
@@ -320,4 +336,4 @@ class Roadmap:
 
         out, start, goals, note = core_output(query, self.robot, self.env, start, goals, self.settings.padding,
                                               s.limit_tolerance)
-        return with_clamp_note(to_result(out, s, self.robot, start, goals), note)
+        return with_clamp_note(to_result(out, s, self.robot, start, goals, self.env), note)

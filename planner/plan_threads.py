@@ -175,7 +175,7 @@ def task_result(out: dict, robot, env, start, goals, s: PlannerSettings) -> Plan
     try:
         _, start, goals, note = core_output(planned, robot, env, start, goals, s.padding, s.limit_tolerance,
                                             warn=False)
-        result = with_clamp_note(to_result(out, s, robot, start, goals), note)
+        result = with_clamp_note(to_result(out, s, robot, start, goals, env), note)
     except (ValueError, RuntimeError) as exc:  # InvalidProblemError among them
         result = error_result(exc, None, robot, s.planner)
     result.stats["seed"] = out["seed"]

@@ -31,6 +31,7 @@ nb::dict to_python(const PlanOutput& out, int32_t dof) {
   d["success"] = out.success;
   d["invalid"] = out.invalid;
   d["limit_clamped"] = out.limit_clamped;
+  d["unprovable"] = out.unprovable == kUnprovableStart ? "start" : out.unprovable == kUnprovableGoals ? "goals" : "";
   double* p;
   auto path = new_array<double>({out.path.size() / size_t(dof ? dof : 1), size_t(dof)}, &p);
   std::copy(out.path.begin(), out.path.end(), p);

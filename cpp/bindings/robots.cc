@@ -25,6 +25,7 @@ constexpr int64_t kInterruptRows = 16384;
 }  // namespace
 
 void bind_robots(nb::module_& m) {
+  m.attr("certify_margin") = kCertifyMargin;  // metres (collision/certified_link.hh)
   nb::class_<RobotModel>(m, "RobotModel")
       .def(
           "__init__",

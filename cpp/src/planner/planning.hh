@@ -13,12 +13,18 @@
 
 namespace simdplan {
 
+constexpr int32_t kUnprovableStart = 1, kUnprovableGoals = 2;
+
 struct PlanOutput {
   bool success = false;
   // >= 0: row `invalid` of [start, goal 0, goal 1, ...] is outside the limits or in collision, and
   // nothing was planned (the caller explains it, e.g. Robot.why_invalid)
   int32_t invalid = -1;
   int32_t limit_clamped = 0;  // start and goal values moved onto a limit (settings.limit_tolerance)
+  // Certified Link: kUnprovableStart / kUnprovableGoals when the start, or every goal, is within
+  // kCertifyMargin of contact, so no edge out of it (into them) can be proven (see
+  // unprovable_ends); nothing was planned. 0 otherwise.
+  int32_t unprovable = 0;
   std::vector<double> path;          // rows of dof, start .. goal (after simplification)
   std::vector<double> initial_path;  // as the planner found it
   // interpolation's outcome when asked for (Simplifier::interpolate); `done` also when not asked

@@ -119,6 +119,9 @@ def cmd_plan(args) -> int:
         err(f"no path found within {seconds(checked.time_limit)} ({checked.planner}, seed {checked.seed}: "
              f"OMPL status {stats.get('ompl_status', '-')})" + ("; nothing written" if args.out else ""))
         return 1
+    if not result.success and result.message.startswith("certified Link cannot prove"):
+        err(f"no path planned: {result.message}" + ("; nothing written" if args.out else ""))
+        return 1
     if not result.success:
         limit = []
         if checked.time_limit:
