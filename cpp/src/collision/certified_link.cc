@@ -134,7 +134,7 @@ bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const f
 }
 
 CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, const float* b, float padding,
-                                   double min_step) {
+                                   double min_step, int32_t max_passes) {
   edge_bounds(a, b, padding);
   double len2 = 0;
   for (int32_t j = 0; j < rb_.dof; ++j) {
@@ -165,6 +165,7 @@ CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, c
   auto& next = next_;
   pending.clear();
   for (int32_t k = 0; k + 1 < n0; ++k) pending.emplace_back(k, k + 1);
+  int32_t passes = (n0 + W_ - 1) / W_;
   while (!pending.empty()) {
     open.clear();
     for (const auto& [i, j] : pending) {
@@ -182,6 +183,8 @@ CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, c
       open.emplace_back(i, j);
     }
     if (open.empty()) break;
+    if (max_passes > 0 && passes++ >= max_passes)
+      return {kCertUndecided, evaluated_, sample_t_[open.front().first]};
     // share the W lanes among the open stretches: each gets at least one new interior sample
     next.clear();
     const int32_t m = int32_t(open.size());

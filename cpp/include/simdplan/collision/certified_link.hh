@@ -54,8 +54,10 @@ class CertifiedLink {
 
   // a, b: dof float32 joint values inside the limits (continuous joints already wrapped consistently:
   // the edge is the straight segment between the two vectors as given). min_step > 0 (joint-space
-  // distance, radians / metres).
-  CertifyResult check(const EnvironmentView& env, const float* a, const float* b, float padding, double min_step);
+  // distance, radians / metres). max_passes > 0: an edge not decided within that many kernel calls
+  // is "undecided" too (for callers to whom an unproven edge is only a missed improvement).
+  CertifyResult check(const EnvironmentView& env, const float* a, const float* b, float padding, double min_step,
+                      int32_t max_passes = 0);
 
   // Per-sphere path-length bounds L_i of the edge a -> b (n_spheres doubles), the values the
   // certificate uses (exposed for tests of their conservativeness).

@@ -69,6 +69,8 @@ class Checker {
 
   // Certified Link only: run the discrete samples first (see motion()).
   void set_discrete_prefilter(bool on) { prefilter_ = on; }
+  // Certified Link only: give up on an edge (not free) after this many kernel passes (0: never).
+  void set_certificate_passes(int32_t n) { max_passes_ = n; }
 
   // Which ends of an edge the caller already knows to be valid (their samples are skipped).
   enum class Known { none, start, both };
@@ -85,7 +87,7 @@ class Checker {
       // free, even that pass costs more than it saves (+4%), so simplify turns it off.
       if (prefilter_ && !coarse_discrete(a, b, known)) return false;
       stats_.edge_checks += 1;
-      const CertifyResult r = certified_->check(env_, a, b, padding_, min_step_);
+      const CertifyResult r = certified_->check(env_, a, b, padding_, min_step_, max_passes_);
       stats_.collision_checks += r.samples;
       stats_.certificate_samples += r.samples;
       stats_.edges_proven += r.status == kCertFree;
@@ -155,6 +157,7 @@ class Checker {
   double min_step_;
   std::unique_ptr<CertifiedLink> certified_;
   bool prefilter_ = true;
+  int32_t max_passes_ = 0;
   CheckState state_;  // what this planner's edge checks learned (collision/check_state.hh)
   const Deadline* deadline_ = nullptr;
   // samples per chunk of a long Link check: at most a few ms for the largest robots we measured,
