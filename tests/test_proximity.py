@@ -360,6 +360,49 @@ def test_certified_self_contact_between_samples(isa, gap, base_x, arm_x):
     assert cert.free == (gap > 0), cert
 
 
+@pytest.mark.parametrize("kind", ["pointcloud", "sphere"])
+def test_certified_keeps_a_collision_behind_a_lower_bound(isa, kind):
+    # A link of three spheres: the first (at x = 0.3) passes through an obstacle at y = 0, the second
+    # sits at the bound sphere's centre, where the bound alone puts it 0.29 m clear. The collision the
+    # first finds must survive the second's lower bound (distance.hh, kTakeLowerFraction).
+    from simdplan.robots.builder import RobotBuilder
+
+    b = RobotBuilder("bar")
+    b.link("base").link("bar", [[0.3, 0.0, 0.0, 0.05], [0.0, 0.0, 0.0, 0.01], [-0.3, 0.0, 0.0, 0.05]])
+    b.joint("y", "prismatic", "base", "bar", axis=(0, 1, 0), limits=(-1.0, 1.0))
+    robot = b.build()
+    env = Environment()
+    if kind == "pointcloud":
+        env.add_pointcloud([[0.3, 0.0, 0.04]], point_radius=0.0)
+    else:
+        env.add_sphere([0.3, 0.0, 0.04], 0.001)
+    assert not robot.is_valid([0.0], env) and robot.is_valid([-0.5], env) and robot.is_valid([0.5], env)
+    assert robot.certify_motion([-0.5], [0.5], env).status == "collision"
+    assert robot.certify_motion([0.0], [0.5], env).status == "collision"
+
+
+def test_certified_never_calls_a_colliding_edge_free_in_a_cloud(isa, panda):
+    # Certificates may take a sphere's clearance from its group's bound sphere (a lower bound) instead
+    # of a tree search; a collision another sphere of the group found must never be lost to that.
+    rng = np.random.default_rng(23)
+    env = Environment()
+    g = np.linspace(-0.25, 0.25, 40)
+    x, y = np.meshgrid(g, g)  # a dense square patch in front of the robot
+    env.add_pointcloud(np.column_stack([0.5 + x.ravel(), y.ravel(), np.full(x.size, 0.4)]), point_radius=0.004)
+    seen = {"free": 0, "collision": 0, "undecided": 0}
+    while seen["free"] + seen["collision"] < 120:
+        q0, q1 = random_configs(panda, rng, 2)
+        if not (panda.is_valid(q0, env) and panda.is_valid(q1, env)):
+            continue
+        cert = panda.certify_motion(q0, q1, env)
+        seen[cert.status] += 1
+        if cert.free:
+            assert _dense_free(panda, env, q0, q1, n=1500), (isa, q0, q1)
+        elif cert.status == "collision":
+            assert not panda.is_valid(q0 + cert.t * (q1 - q0), env)
+    assert seen["free"] > 10 and seen["collision"] > 20, seen
+
+
 # ----------------------------------------------------------------------------- planners
 
 
