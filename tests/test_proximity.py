@@ -456,6 +456,9 @@ def test_certified_plan_refuses_ends_within_the_margin_at_once():
     # another goal with room: planned to that one
     res = simdplan.plan(robot, env, [0.0], [[0.5], [-0.5]], link="certified", time_limit=0)
     assert res.success and res.stats["goal_index"] == 1
+    pytest.importorskip("ompl")
+    res = simdplan.plan(robot, env, [0.0], [[0.5]], planner="ompl:RRTConnect", link="certified", time_limit=0.5)
+    assert not res.success and "into any goal" in res.message and res.stats["iterations"] == 0
 
 
 def test_results_say_which_link_and_count_the_certificates():
