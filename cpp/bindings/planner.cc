@@ -31,7 +31,7 @@ nb::dict to_python(const PlanOutput& out, int32_t dof) {
   d["success"] = out.success;
   d["invalid"] = out.invalid;
   d["limit_clamped"] = out.limit_clamped;
-  d["unprovable"] = out.unprovable == kUnprovableStart ? "start" : out.unprovable == kUnprovableGoals ? "goals" : "";
+  d["unprovable"] = unprovable_name(out.unprovable);
   double* p;
   auto path = new_array<double>({out.path.size() / size_t(dof ? dof : 1), size_t(dof)}, &p);
   std::copy(out.path.begin(), out.path.end(), p);
@@ -237,6 +237,19 @@ void bind_planner(nb::module_& m) {
       },
       nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"));
 
+  m.def(
+      "unprovable_ends",
+      [](const RobotModel& robot, const Environment& env, const InArray& start, const InArray& goals, float padding) {
+        const int32_t dof = robot.dof();
+        std::vector<double> ends = start_of(start, dof);
+        const std::vector<double> g = goals_of(goals, dof);
+        ends.insert(ends.end(), g.begin(), g.end());
+        return std::string(unprovable_name(
+            unprovable_ends(robot, env, ends.data(), int32_t(g.size() / size_t(dof ? dof : 1)), padding)));
+      },
+      nb::arg("robot"), nb::arg("env"), nb::arg("start"), nb::arg("goals"), nb::arg("padding"),
+      "\"start\" or \"goals\" when certified Link cannot prove any edge out of the start or into any goal "
+      "(within the certificate's margin of contact), else \"\"");
   m.def("task_seed", &task_seed, nb::arg("seed"), nb::arg("index"),
         "the seed task `index` of plan_many plans with, given the batch's seed");
   nb::class_<PyPlanBatch>(m, "PlanBatch", "plan_many's thread pool: add tasks, close, collect results")

@@ -104,17 +104,33 @@ int32_t first_invalid(const RobotModel& robot, const Environment& env, const std
   return -1;
 }
 
+// Start and goals as plan() and PrmSession::query() plan between (ends_within_limits, into ends);
+// false, with `out` saying why, when nothing is to be planned: an end is invalid, or (certified) the
+// ends cannot begin or end a proven edge (unprovable_ends).
+bool checked_ends(const RobotModel& robot, const Environment& env, const double* start, const double* goals,
+                  int32_t n_goals, double limit_tolerance, float padding, bool certified, PlanOutput& out,
+                  std::vector<double>& ends) {
+  ends = ends_within_limits(robot, start, goals, n_goals, limit_tolerance, &out.limit_clamped);
+  out.invalid = first_invalid(robot, env, ends, padding);
+  if (out.invalid >= 0) return false;
+  if (!certified) return true;
+  robot.require_distances(env);
+  out.unprovable = unprovable_ends(robot, env, ends.data(), n_goals, padding);
+  return out.unprovable == 0;
+}
+
+}  // namespace
+
 // Certified Link proves a stretch from its two ends' clearances d_a + d_b - 2 margin > (motion
 // bound); since d_b <= d_a + (that bound), no stretch out of an end with d_a <= kCertifyMargin can
-// ever pass. Such a start (or goals that are all such) makes the plan hopeless: it is refused at
-// once rather than after the whole time budget. (Self-pair clearances as the certificate measures
-// them, with the certified sphere-pair lists, are never below the exact ones used here.)
-int32_t unprovable_ends(const RobotModel& robot, const Environment& env, const std::vector<double>& ends,
-                        int32_t n_goals, float padding) {
+// ever pass. (Self-pair clearances as the certificate measures them, with the certified sphere-pair
+// lists, are never below the exact ones used here.)
+int32_t unprovable_ends(const RobotModel& robot, const Environment& env, const double* ends, int32_t n_goals,
+                        float padding) {
   const int32_t dof = robot.dof();
   const int64_t rows = 1 + int64_t(n_goals);
   std::vector<float> env_d(static_cast<size_t>(rows)), self_d(static_cast<size_t>(rows));
-  robot.clearance_many(env, Strided{ends.data(), rows, dof, dof, 1}, padding, env_d.data(), self_d.data());
+  robot.clearance_many(env, Strided{ends, rows, dof, dof, 1}, padding, env_d.data(), self_d.data());
   auto hopeless = [&](int64_t r) { return std::min(env_d[r], self_d[r]) <= kCertifyMargin; };
   if (hopeless(0)) return kUnprovableStart;
   for (int64_t r = 1; r < rows; ++r)
@@ -122,7 +138,9 @@ int32_t unprovable_ends(const RobotModel& robot, const Environment& env, const s
   return kUnprovableGoals;
 }
 
-}  // namespace
+const char* unprovable_name(int32_t code) {
+  return code == kUnprovableStart ? "start" : code == kUnprovableGoals ? "goals" : "";
+}
 
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& name, const double* start,
                 const double* goals, int32_t n_goals, const PlannerSettings& s, Interrupt* interrupt) {
@@ -133,14 +151,9 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
   const Deadline deadline(s.time_limit, interrupt);
   PlanOutput out;
   const int32_t dof = robot.dof();
-  const std::vector<double> ends = ends_within_limits(robot, start, goals, n_goals, s.limit_tolerance, &out.limit_clamped);
-  out.invalid = first_invalid(robot, env, ends, s.padding);
-  if (out.invalid >= 0) return out;
-  if (s.certified) {
-    robot.require_distances(env);
-    out.unprovable = unprovable_ends(robot, env, ends, n_goals, s.padding);
-    if (out.unprovable) return out;
-  }
+  std::vector<double> ends;
+  if (!checked_ends(robot, env, start, goals, n_goals, s.limit_tolerance, s.padding, s.certified, out, ends))
+    return out;
   const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 s.min_step);
@@ -186,14 +199,10 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   check_problem(s, n_goals);
   const Deadline deadline(s.time_limit, interrupt);
   PlanOutput out;
-  const std::vector<double> ends = ends_within_limits(robot_, start, goals, n_goals, s.limit_tolerance, &out.limit_clamped);
-  out.invalid = first_invalid(robot_, env_, ends, settings_.padding);
-  if (out.invalid >= 0) return out;
-  if (settings_.certified) {
-    robot_.require_distances(env_);
-    out.unprovable = unprovable_ends(robot_, env_, ends, n_goals, settings_.padding);
-    if (out.unprovable) return out;
-  }
+  std::vector<double> ends;
+  if (!checked_ends(robot_, env_, start, goals, n_goals, s.limit_tolerance, settings_.padding, settings_.certified,
+                    out, ends))
+    return out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,

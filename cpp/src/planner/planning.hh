@@ -21,9 +21,8 @@ struct PlanOutput {
   // nothing was planned (the caller explains it, e.g. Robot.why_invalid)
   int32_t invalid = -1;
   int32_t limit_clamped = 0;  // start and goal values moved onto a limit (settings.limit_tolerance)
-  // Certified Link: kUnprovableStart / kUnprovableGoals when the start, or every goal, is within
-  // kCertifyMargin of contact, so no edge out of it (into them) can be proven (see
-  // unprovable_ends); nothing was planned. 0 otherwise.
+  // Certified Link: unprovable_ends' code when the start, or every goal, is within kCertifyMargin
+  // of contact, so no edge out of it (into them) can be proven; nothing was planned. 0 otherwise.
   int32_t unprovable = 0;
   std::vector<double> path;          // rows of dof, start .. goal (after simplification)
   std::vector<double> initial_path;  // as the planner found it
@@ -43,6 +42,14 @@ struct PlanOutput {
 PlanOutput plan(const RobotModel& robot, const Environment& env, const std::string& planner, const double* start,
                 const double* goals, int32_t n_goals, const planner::PlannerSettings& settings,
                 Interrupt* interrupt = nullptr);
+
+// Certified Link: kUnprovableStart when the start (row 0 of ends, n_goals + 1 rows of dof values),
+// kUnprovableGoals when every goal, is within kCertifyMargin of contact, where no edge can be
+// proven; 0 otherwise. plan() and PrmSession::query() refuse such problems at once.
+int32_t unprovable_ends(const RobotModel& robot, const Environment& env, const double* ends, int32_t n_goals,
+                        float padding);
+// "start", "goals" or "" for the codes above
+const char* unprovable_name(int32_t code);
 
 // A PRM roadmap bound to one robot and environment, grown across queries.
 class PrmSession {
