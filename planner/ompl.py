@@ -304,13 +304,9 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
             simplify_ns = time.perf_counter_ns() - t1
     if interrupted:
         raise KeyboardInterrupt(f"OMPL {settings.planner[len(PREFIX):]} stopped by SIGINT")
-    stats = {"iterations": 0, "collision_checks": 0, "planning_time_ns": plan_ns, "simplify_time_ns": 0,
-             "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "ompl_status": status.asString(),
-             "time_limit": float(settings.time_limit), "link": settings.link, "edges_proven": counters.proven,
-             "certificate_samples": counters.certificate_samples, "edges_undecided": counters.undecided}
+    stats = _stats(settings, counters, plan_ns, status.asString())
     if not exact:
-        stats.update(collision_checks=counters.states + counters.motion_samples, waypoints=0,
-                     state_checks=counters.states, motion_checks=counters.motions)
+        stats["waypoints"] = 0
         return PlanResult(False, np.zeros((0, dof)), stats, settings.planner, robot.joint_names,
                           f"OMPL {settings.planner[len(PREFIX):]}: {status.asString()}")
 
@@ -323,10 +319,25 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
     # the path ends at the goal OMPL reached; report which, and return the caller's exact values
     k = int(np.argmin(np.abs(goals - path[-1]).max(axis=1)))
     path[0], path[-1] = start, goals[k]
-    stats.update(final_cost=path_length(path), goal_index=k, waypoints=len(path),
-                 collision_checks=counters.states + counters.motion_samples,
-                 state_checks=counters.states, motion_checks=counters.motions)
+    stats.update(final_cost=path_length(path), goal_index=k, waypoints=len(path))
     return PlanResult(True, path, stats, settings.planner, robot.joint_names)
+
+
+def _stats(settings, counters: _Counters, plan_ns: int, status: str) -> dict:
+    """A result's stats before the path's own (costs, goal_index, waypoints) are filled in."""
+    return {"iterations": 0, "collision_checks": counters.states + counters.motion_samples,
+            "planning_time_ns": plan_ns, "simplify_time_ns": 0, "initial_cost": 0.0, "final_cost": 0.0,
+            "goal_index": -1, "ompl_status": status, "time_limit": float(settings.time_limit), "link": settings.link,
+            "edges_proven": counters.proven, "certificate_samples": counters.certificate_samples,
+            "edges_undecided": counters.undecided, "state_checks": counters.states,
+            "motion_checks": counters.motions}
+
+
+def refusal(robot, settings, message: str) -> PlanResult:
+    """The failed result of a problem refused before OMPL ran (``message`` says why)."""
+    stats = _stats(settings, _Counters(), 0, "not planned")
+    stats["waypoints"] = 0
+    return PlanResult(False, np.zeros((0, robot.dof)), stats, settings.planner, robot.joint_names, message)
 
 
 def _append_reached_goal(setup, goal, goals: np.ndarray, state, dof: int) -> None:

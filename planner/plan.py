@@ -188,17 +188,14 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
     start, goals = problem_arrays(robot, start, goals)
     if s.planner.startswith("ompl:"):
-        from simdplan.planner.ompl import plan_ompl
+        from simdplan.planner.ompl import plan_ompl, refusal as ompl_refusal
 
         start, goals, note = _clamped(robot, start, goals, s.limit_tolerance, stacklevel=2)
         _check_valid(robot, env, start, goals, s.padding, model)
-        which = unprovable_ends(robot, env, start, goals, s.padding) if s.link == "certified" else ""
-        if which:  # as the core refuses them (planning.cc, unprovable_ends)
-            stats = {"iterations": 0, "collision_checks": 0, "planning_time_ns": 0, "simplify_time_ns": 0,
-                     "initial_cost": 0.0, "final_cost": 0.0, "goal_index": -1, "link": s.link, "edges_proven": 0,
-                     "certificate_samples": 0, "edges_undecided": 0, "waypoints": 0}
-            refused = PlanResult(False, np.zeros((0, robot.dof)), stats, s.planner, robot.joint_names,
-                                 unprovable_note(which, robot, env, start, goals, s.padding))
+        # the core's refusal of ends certified Link cannot prove an edge from or to (planning.cc)
+        which = _core.unprovable_ends(robot.core, model, start, goals, s.padding) if s.link == "certified" else ""
+        if which:
+            refused = ompl_refusal(robot, s, unprovable_note(which, robot, env, start, goals, s.padding))
             return with_clamp_note(refused, note)
         return with_clamp_note(plan_ompl(robot, env, start, goals, s), note)
     core = to_core(s, robot)
@@ -265,20 +262,9 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals, env=None) -> P
     return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message)
 
 
-def unprovable_ends(robot, env, start, goals, padding: float) -> str:
-    """"start" or "goals" when the start, or every goal, is within the certificate's margin of
-    contact (no certified edge can leave or reach it), else "": the core's test, for planners
-    outside the core."""
-    gaps = robot.clearance_many(np.concatenate([start[None, :], goals]), env, padding)
-    margin = float(_core.certify_margin)
-    if gaps[0] <= margin:
-        return "start"
-    return "goals" if np.all(gaps[1:] <= margin) else ""
-
-
 def unprovable_note(which: str, robot, env, start, goals, padding: float) -> str:
     """Why a certified plan was refused at once: the start, or every goal, lies within the
-    certificate's margin of contact, where no edge can be proven (core: unprovable_ends)."""
+    certificate's margin of contact, where no edge can be proven (_core.unprovable_ends)."""
     margin_mm = _core.certify_margin * 1e3
     if which == "start":
         what, gap = "out of the start: its clearance", robot.clearance(start, env, padding)
