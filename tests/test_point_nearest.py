@@ -157,6 +157,42 @@ def test_every_isa_agrees_with_scalar():
         np.testing.assert_allclose(d[f], d0[f], rtol=1e-6, atol=0, err_msg=name)  # FMA or not: a few ulps
 
 
+# ----------------------------------------------------------------------------- lanes together
+def walks(points: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Queries as the distance kernels make them: runs of nearby points (one sphere along an edge)."""
+    start = points[rng.integers(0, len(points), m // 16 + 1)] if len(points) else rng.uniform(-1, 1, (m // 16 + 1, 3))
+    steps = rng.normal(0.0, rng.choice([1e-3, 0.02, 0.2]), (m // 16 + 1, 16, 3)).cumsum(axis=1)
+    return (start[:, None, :] + steps).reshape(-1, 3)[:m]
+
+
+@settings(max_examples=60)
+@given(kind=st.sampled_from(KINDS), n=st.integers(0, 3000), seed=st.integers(0, 2**32 - 1),
+       scale=st.sampled_from([1e-3, 1.0, 100.0]))
+def test_lanes_together_return_the_single_search_bits(isa, kind, n, seed, scale):
+    """nearest_sq_lanes, the search the distance kernels run (W queries down the tree together, a
+    bound per lane), returns bit for bit what the single search returns for each query alone."""
+    rng = np.random.default_rng(seed)
+    pts = cloud(kind, n, rng) * scale
+    q = np.concatenate([queries(pts, 150, rng), walks(pts, 93, rng)]).astype(np.float32)  # 243: a partial vector
+    rng.shuffle(q[:150])
+    bounds = np.array([np.inf, 0.0, 0.01, 0.05, 0.3, 2.0], np.float32) * np.float32(scale)
+    md = bounds[rng.integers(0, len(bounds), len(q))]
+    tree = _core.NearestTree(cloud(kind, 0, rng).astype(np.float32) if n == 0 else pts.astype(np.float32))
+    got = tree.query_lanes(q, md)
+    for b in np.unique(md):
+        rows = md == b
+        want, _ = tree.query(q[rows], float(b))
+        np.testing.assert_array_equal(got[rows], want, err_msg=f"max_distance {b}")
+
+
+def test_lanes_together_reject_bad_bounds():
+    tree = _core.NearestTree(np.zeros((4, 3), np.float32))
+    with pytest.raises(ValueError, match="one value per query"):
+        tree.query_lanes(np.zeros((3, 3), np.float32), np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match=">= 0"):
+        tree.query_lanes(np.zeros((1, 3), np.float32), np.array([np.nan], np.float32))
+
+
 # ----------------------------------------------------------------------------- max_distance semantics
 @pytest.mark.parametrize("scale", [2.0 ** -6, 2.0 ** -2, 1.0, 8.0])
 @pytest.mark.parametrize("triple", [(3, 4, 0), (0, 0, 5), (2, 3, 6)])  # |.| = 5, 5, 7

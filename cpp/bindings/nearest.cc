@@ -74,6 +74,22 @@ nb::tuple query(const capt::NearestTree& t, const Points32& centers, double max_
   return nb::make_tuple(d_arr, i_arr);
 }
 
+// nearest_lanes of the active ISA, one max_distance per query (tests compare it with query)
+nb::ndarray<nb::numpy, float> query_lanes(const capt::NearestTree& t, const Points32& centers,
+                                          const nb::ndarray<const float, nb::ndim<1>, nb::c_contig>& max_distance) {
+  const int64_t n = int64_t(centers.shape(0));
+  const float* c = centers.data();
+  if (int64_t(max_distance.shape(0)) != n) throw std::invalid_argument("max_distance needs one value per query");
+  if (!all_finite(c, 3 * n)) throw std::invalid_argument("query points must be finite");
+  const float* md = max_distance.data();
+  for (int64_t i = 0; i < n; ++i)
+    if (!(md[i] >= 0)) throw std::invalid_argument("max_distance must be >= 0 (inf allowed)");
+  float* dist = nullptr;
+  auto d_arr = new_array<float>({size_t(n)}, &dist);
+  nearest_kernels_active().nearest_lanes(&t.view(), c, n, md, dist);
+  return d_arr;
+}
+
 }  // namespace
 
 void bind_nearest(nb::module_& m) {
@@ -92,7 +108,10 @@ void bind_nearest(nb::module_& m) {
       .def_prop_ro("unique_points", &capt::NearestTree::unique_size)
       .def_prop_ro("depth", [](const capt::NearestTree& t) { return t.view().depth; })
       .def("query", &query, nb::arg("centers"), nb::arg("max_distance"),
-           "(dist (m,) float32, index (m,) int64): nearest point strictly within max_distance, else (inf, -1)");
+           "(dist (m,) float32, index (m,) int64): nearest point strictly within max_distance, else (inf, -1)")
+      .def("query_lanes", &query_lanes, nb::arg("centers"), nb::arg("max_distance"),
+           "dist (m,) float32 as query's with max_distance (m,) float32 per query, the queries walking the tree "
+           "W at a time (the distance kernels' search)");
 }
 
 }  // namespace simdplan::bind

@@ -35,7 +35,26 @@ void nearest(const NearestView* t, const float* c, int64_t n, float max_distance
   }
 }
 
-const NearestKernels kTable = {kThisIsaName, Vec::W, &nearest};
+void nearest_lanes(const NearestView* t, const float* c, int64_t n, const float* max_distance, float* dist) {
+  constexpr int W = Vec::W;
+  const float inf = std::numeric_limits<float>::infinity();
+  alignas(64) float x[W], y[W], z[W], b2[W], d2[W];
+  for (int64_t s = 0; s < n; s += W) {
+    const int m = n - s < W ? int(n - s) : W;
+    for (int l = 0; l < W; ++l) {  // lanes past the end repeat the first query of this vector
+      const int64_t i = s + (l < m ? l : 0);
+      x[l] = c[3 * i], y[l] = c[3 * i + 1], z[l] = c[3 * i + 2], b2[l] = bound_sq_for(max_distance[i]);
+    }
+    const uint32_t lanes = m >= 32 ? ~0u : (1u << m) - 1u;
+    nearest_sq_lanes(*t, Vec::load(x), Vec::load(y), Vec::load(z), Vec::load(b2), lanes).store(d2);
+    for (int l = 0; l < m; ++l) {  // as nearest: found below the bound, and strictly within max_distance
+      const float d = std::sqrt(d2[l]);
+      dist[s + l] = d2[l] < b2[l] && d < max_distance[s + l] ? d : inf;
+    }
+  }
+}
+
+const NearestKernels kTable = {kThisIsaName, Vec::W, &nearest, &nearest_lanes};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS

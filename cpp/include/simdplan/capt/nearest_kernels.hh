@@ -22,6 +22,11 @@ struct NearestKernels {
   // One query at a time (nearest_sq in capt/nearest_query.hh), leaf points W at a time.
   void (*nearest)(const NearestView* tree, const float* centers, int64_t n, float max_distance, float* dist_out,
                   int32_t* index_out);
+  // The same distances (bit for bit, no indices) with one max_distance per query (n floats), W
+  // queries at a time walking the tree together: nearest_sq_lanes, the search the distance kernels
+  // run for one robot sphere in W configurations (there for their speed, here for tests).
+  void (*nearest_lanes)(const NearestView* tree, const float* centers, int64_t n, const float* max_distance,
+                        float* dist_out);
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).

@@ -194,6 +194,83 @@ inline float nearest_sq(const NearestView& t, float x, float y, float z, float b
   return best;
 }
 
+// Per lane of `lanes`: min(bound2, squared distance from (x, y, z) to the nearest cloud point),
+// the very float32 value nearest_sq returns for that lane alone (same d2 formula, and both searches
+// are exact); the other lanes return bound2. bound2 >= 0 per lane (+inf: no bound); coordinates
+// finite in `lanes`.
+// The W queries walk the tree together, for many nearby queries at once (one robot sphere in W
+// configurations of an edge): a cell is entered with the lanes whose lower bound (per-lane offsets,
+// as in nearest_sq) is below their best, the child that is near for most of them first, and a leaf
+// is scanned once for all of them, one point broadcast against the W queries. Lowering any lane's
+// best by a real point's distance is always sound, so the scan needs no per-lane mask.
+// PERF: certified plans on MotionBenchMaker panda problems as point clouds spent 72% of their
+// instructions in per-lane nearest_sq calls (about 1,000 instructions each); see group_cloud_min.
+template <class V>
+inline V nearest_sq_lanes(const NearestView& t, V x, V y, V z, V bound2, uint32_t lanes) {
+  if (t.depth < 0 || lanes == 0) return bound2;
+  if constexpr (V::W == 1) {  // one lane: the single search keeps its leaf box test (see nearest_sq)
+    int32_t index;
+    return V::fill(nearest_sq<V>(t, x.hmin(), y.hmin(), z.hmin(), bound2.hmin(), &index));
+  }
+  const V zero = V::zero(), half = V::fill(0.5f), shrink = V::fill(kNearestShrink);
+  auto gap = [&](float lo, float hi, V c) {  // nearest_gap per lane
+    const V a = V::fill(lo) - c, b = c - V::fill(hi);
+    return half * ((a + vabs(a)) + (b + vabs(b)));
+  };
+  auto below = [&](V o0, V o1, V o2, V best) { return (nearest_sqdist(o0, o1, o2) * shrink < best).bits(); };
+  V best = bound2;
+  V o0 = gap(t.lo[0], t.hi[0], x), o1 = gap(t.lo[1], t.hi[1], y), o2 = gap(t.lo[2], t.hi[2], z);
+  uint32_t mask = lanes & below(o0, o1, o2, best);
+  if (!mask) return bound2;
+  struct Frame {
+    V off[3];
+    uint32_t node, axis, mask;
+  };
+  Frame stack[kNearestMaxDepth];
+  int sp = 0;
+  const uint32_t first_leaf = (1u << t.depth) - 1u;
+  uint32_t node = 0, axis = 0;
+  for (;;) {
+    while (node < first_leaf) {
+      const V c = axis == 0 ? x : axis == 1 ? y : z;
+      const V d = c - V::fill(t.splits[node]);
+      const auto right = d >= zero;  // as nearest_sq: right iff coordinate >= split
+      const uint32_t rbits = right.bits();
+      // a lane keeps its offsets in its near child and takes d on this axis in the far one
+      V l[3] = {o0, o1, o2}, r[3] = {o0, o1, o2};
+      l[axis] = select(right, d, l[axis]);
+      r[axis] = select(right, r[axis], d);
+      const uint32_t ml = mask & below(l[0], l[1], l[2], best), mr = mask & below(r[0], r[1], r[2], best);
+      const uint32_t next_axis = axis == 2 ? 0u : axis + 1u;
+      const bool go_right = __builtin_popcount(mr & rbits) > __builtin_popcount(ml & ~rbits) || !ml;
+      if (!(go_right ? mr : ml)) break;  // neither child is needed
+      if (go_right ? ml : mr) stack[sp++] = {{go_right ? l[0] : r[0], go_right ? l[1] : r[1], go_right ? l[2] : r[2]},
+                                             2 * node + (go_right ? 1u : 2u), next_axis, go_right ? ml : mr};
+      const V* o = go_right ? r : l;
+      o0 = o[0], o1 = o[1], o2 = o[2];
+      mask = go_right ? mr : ml;
+      node = 2 * node + (go_right ? 2u : 1u);
+      axis = next_axis;
+    }
+    if (node >= first_leaf) {
+      const uint32_t slot = (node - first_leaf) * uint32_t(kNearestBucket);
+      for (int k = 0; k < kNearestBucket; ++k) {
+        const V dx = V::fill(t.px[slot + k]) - x, dy = V::fill(t.py[slot + k]) - y;
+        const V dz = V::fill(t.pz[slot + k]) - z;
+        best = vmin(best, nearest_sqdist(dx, dy, dz));
+      }
+    }
+    mask = 0;
+    while (sp > 0 && !mask) {
+      const Frame& f = stack[--sp];
+      mask = f.mask & below(f.off[0], f.off[1], f.off[2], best);
+      node = f.node, axis = f.axis, o0 = f.off[0], o1 = f.off[1], o2 = f.off[2];
+    }
+    if (!mask) break;
+  }
+  return select(V::Mask::from_bits(lanes), best, bound2);
+}
+
 // nearest_sq as an out-of-line call, for per-lane callers (one query per lane) that should not
 // inline the search into every kernel instantiation. PERF: the call costs nothing measurable: a
 // loop over 100k queries, forced inline vs this call, ns per query within 3 % either way on every

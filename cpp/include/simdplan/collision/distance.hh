@@ -21,9 +21,9 @@
 // its bounding sphere (centre c_B, radius R), so sdist(c_B) - R - padding is a lower bound of each
 // of their clearances; obstacles are visited only where their AABB meets the bound's box grown by
 // the largest minimum so far, and their spheres only where that lower bound beats the minimum in
-// some lane. Point clouds, meshes and convex hulls are measured per lane (a cloud's nearest-point
-// tree, a mesh's triangle tree, with the current minimum as the search bound; a hull's face planes,
-// then GJK). A mesh is a surface: its distance is unsigned (a sphere inside a closed mesh is not
+// some lane. Point clouds and meshes are searched with the W lanes together (a cloud's nearest-point
+// tree, a mesh's triangle tree, each lane bounded by its current minimum); convex hulls get every
+// lane's bound from their face planes at once, then GJK lane by lane. A mesh is a surface: its distance is unsigned (a sphere inside a closed mesh is not
 // inside an obstacle); a hull is a solid (negative inside).
 #pragma once
 #include <cmath>
@@ -35,35 +35,17 @@
 
 namespace simdplan::SIMDPLAN_NS {
 
-// Distance of (x, y, z) from obstacle idx of a shape kind, measured from the shape's surface
-// outwards (a cloud's bare points, a mesh's triangles, a hull's surface; negative inside a hull),
-// if it is below `reach`; otherwise any value >= reach, or HUGE_VALF. One point, scalar code.
-// A hull's value may be a lower bound (its support plane, without GJK) when that bound is at least
-// `exact_below`: callers that only need lower bounds at or above some level pass it (else +inf).
-template <class V>
-SIMDPLAN_INLINE float shape_sdist(const EnvironmentView& env, int32_t idx, float x, float y, float z, float reach,
-                                  float exact_below) {
-  const int32_t rec = env.obstacle_record[idx];
-  switch (env.obstacle_kind[idx]) {
-    case kObsCloud: {
-      int32_t pi;
-      const float d2 = nearest_sq<V>(env.cloud_nearest[rec], x, y, z, reach * reach, &pi);
-      return pi >= 0 ? std::sqrt(d2) : HUGE_VALF;
-    }
-    case kObsMesh: {
-      int32_t slot;
-      float q[3];
-      const float d2 = bvh_nearest_single<V>(env.meshes[rec], x, y, z, reach * reach, &slot, q);
-      return slot >= 0 ? std::sqrt(d2) : HUGE_VALF;
-    }
-    default: {  // kObsConvex, more than kHullPlaneMax triangles (group_hull_min takes the others): the
-                // support plane facing the point bounds the distance; else the exact GJK distance
-      const float lower = float(hull_support_gap(env, rec, x, y, z));
-      if (lower >= reach) return HUGE_VALF;
-      if (lower >= exact_below) return lower;
-      return float(hull_sdist(env, rec, x, y, z));
-    }
-  }
+// Signed distance of (x, y, z) from hull record rec (more than kHullPlaneMax triangles:
+// group_hull_min takes the others), negative inside, if it is below `reach`; otherwise any value
+// >= reach. The support plane facing the point bounds the distance; that bound is returned as it is
+// when it is at least `exact_below` (callers that only need lower bounds at or above some level
+// pass it, else +inf), else the exact GJK distance. One point, scalar code.
+SIMDPLAN_INLINE float big_hull_sdist(const EnvironmentView& env, int32_t rec, float x, float y, float z, float reach,
+                                     float exact_below) {
+  const float lower = float(hull_support_gap(env, rec, x, y, z));
+  if (lower >= reach) return HUGE_VALF;
+  if (lower >= exact_below) return lower;
+  return float(hull_sdist(env, rec, x, y, z));
 }
 
 // best = min(best, clearance of group g's spheres from mesh obstacle idx), all lanes at once: the
@@ -152,36 +134,34 @@ SIMDPLAN_NOINLINE V group_hull_min(const RobotView& rb, const EnvironmentView& e
   return best;
 }
 
-constexpr float kTakeLowerFraction = 0.5f;  // group_shape_min, certificates
+// Certificates take a sphere's lower bound from its group's bound sphere when it covers this much
+// of what the lane still needs (group_cloud_min, group_big_hull_min).
+constexpr float kTakeLowerFraction = 0.5f;
 
-// best = min(best, clearance of group g's spheres from obstacle idx of a shape kind), one lane at a
-// time (shape_sdist). Each query is bounded by the lane's best (nothing farther can lower it), and a
-// sphere is not measured at all when the bounding sphere's distance already proves it cannot:
-// d(c_k) >= d(c_B) - |c_k - c_B| (1-Lipschitz). A cloud's point radius counts as sphere radius.
-// lower_ok: sphere clearances may be lower bounds where they are >= 0 (a hull's support plane; for
-// every kind, the bound sphere's distance minus the sphere's offset when that covers at least
-// kTakeLowerFraction of the lane's best): certificates need no more; a negative clearance, a
-// collision, is always exact.
+// best = min(best, clearance of group g's spheres from hull obstacle idx with more than
+// kHullPlaneMax triangles), one lane at a time (big_hull_sdist). Each query is bounded by the lane's
+// best (nothing farther can lower it), and a sphere is not measured at all when the bounding
+// sphere's distance already proves it cannot: d(c_k) >= d(c_B) - |c_k - c_B| (1-Lipschitz).
+// lower_ok: sphere clearances may be lower bounds where they are >= 0 (the support plane; the bound
+// sphere's distance minus the sphere's offset when that covers kTakeLowerFraction of the lane's
+// best): certificates need no more; a negative clearance, a collision, is always exact.
 template <class V>
-SIMDPLAN_NOINLINE V group_shape_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                    int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
+SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                       int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
   constexpr int W = V::W;
-  const float pr = env.obstacle_kind[idx] == kObsCloud ? env.clouds_point_radius[env.obstacle_record[idx]] : 0.0f;
+  const int32_t rec = env.obstacle_record[idx];
   alignas(64) float bx[W], by[W], bz[W], bs[W], dB[W];
   s.bx[g].store(bx);
   s.by[g].store(by);
   s.bz[g].store(bz);
   best.store(bs);
   const float R = rb.group_bound[4 * g + 3] + padding;
-  // clouds and meshes have no inside: a non-positive reach cannot be met; a hull's can
-  const bool solid = env.obstacle_kind[idx] == kObsConvex;
   bool any = false;
   for (int l = 0; l < W; ++l) {
     dB[l] = HUGE_VALF;
-    const float reach = bs[l] + R + pr;  // the bound's points beyond this cannot lower best
-    if (!(reach > 0.0f) && !solid) continue;
+    const float reach = bs[l] + R;  // the bound's points beyond this cannot lower best (a solid: may be <= 0)
     // (a lower bound of the bound's distance keeps the skip test below sound)
-    const float d = shape_sdist<V>(env, idx, bx[l], by[l], bz[l], reach, lower_ok ? -HUGE_VALF : HUGE_VALF);
+    const float d = big_hull_sdist(env, rec, bx[l], by[l], bz[l], reach, lower_ok ? -HUGE_VALF : HUGE_VALF);
     if (d < reach) {
       dB[l] = d;
       any = true;
@@ -194,7 +174,7 @@ SIMDPLAN_NOINLINE V group_shape_min(const RobotView& rb, const EnvironmentView& 
     s.sx[k].store(x);
     s.sy[k].store(y);
     s.sz[k].store(z);
-    const float rk = rb.spheres[4 * k + 3] + padding + pr;
+    const float rk = rb.spheres[4 * k + 3] + padding;
     for (int l = 0; l < W; ++l) {
       if (dB[l] == HUGE_VALF) continue;
       const float dx = x[l] - bx[l], dy = y[l] - by[l], dz = z[l] - bz[l];
@@ -203,24 +183,69 @@ SIMDPLAN_NOINLINE V group_shape_min(const RobotView& rb, const EnvironmentView& 
       const float lower = dB[l] - off - rk;
       const float safe_lower = lower - 1e-6f * (std::fabs(lower) + 1.0f);
       if (safe_lower >= bs[l]) continue;
-      // PERF: certificates take lower bounds, and that one already covers at least half of what
-      // the lane still asks for (bs, from the cap down): taken as it is, without a tree search.
-      // Certified plans on 105 MotionBenchMaker panda problems as point clouds (bench mbm
-      // --pointcloud --limit 15 --seed 1, two alternating runs each): planning median 752-777 ->
-      // 658-685 us, simplification 3.6-3.8 -> 2.85-2.89 ms, final cost median 5.00 both, all
-      // verified; taking it from 0.3 or 0.7 of bs paid less.
-      // (Past the test above, bs/2 < lower < bs puts bs > 0: a collision already found stays.)
+      // (past the test above, bs/2 < lower < bs puts bs > 0: a collision already found stays)
       if (lower_ok && lower > kTakeLowerFraction * bs[l]) {
         bs[l] = std::fmax(0.0f, safe_lower);
         continue;
       }
       const float reach = bs[l] + rk;
-      if (!(reach > 0.0f) && !solid) continue;
-      const float d = shape_sdist<V>(env, idx, x[l], y[l], z[l], reach, lower_ok ? rk : HUGE_VALF);
+      const float d = big_hull_sdist(env, rec, x[l], y[l], z[l], reach, lower_ok ? rk : HUGE_VALF);
       if (d < reach) bs[l] = std::fmin(bs[l], d - rk);
     }
   }
   return V::load(bs);
+}
+
+// best = min(best, clearance of group g's spheres from point-cloud obstacle idx), all lanes at once:
+// the W bound centres, then each sphere, search the cloud's nearest-point tree together
+// (nearest_sq_lanes), each lane bounded by what could still lower its best; a sphere is not
+// searched where the bound sphere's distance already proves it cannot lower best (1-Lipschitz, as
+// group_big_hull_min). A point's radius counts as sphere radius. lower_ok: the bound sphere's
+// distance minus the sphere's offset is taken when it covers kTakeLowerFraction of the lane's best
+// (a lower bound >= 0, as certificates need); collisions stay exact.
+// PERF: certified plans on 105 MotionBenchMaker panda problems as point clouds (bench mbm
+// --pointcloud --limit 15 --seed 1, AVX-512, two alternating runs each, same certificates):
+//   - searches lanes together instead of one lane at a time (72% of the instructions, about 1,000
+//     each): planning median 637-642 -> 399-401 us, simplification 2.84-2.87 -> 1.43-1.50 ms.
+//   - the lower bound taken at half of best: planning 752-777 -> 658-685 us, simplification
+//     3.6-3.8 -> 2.85-2.89 ms (one lane at a time); from 0.3 or 0.7 of best it paid less.
+template <class V>
+SIMDPLAN_NOINLINE V group_cloud_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                    int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
+  const int32_t rec = env.obstacle_record[idx];
+  const NearestView& t = env.cloud_nearest[rec];
+  const float pr = env.clouds_point_radius[rec];
+  const V zero = V::zero();
+  const V reach = best + V::fill(rb.group_bound[4 * g + 3] + padding + pr);  // farther cannot lower best
+  const uint32_t live = (reach > zero).bits();  // a cloud has no inside
+  if (!live) return best;
+  const V reach2 = reach * reach;
+  const V dB2 = nearest_sq_lanes(t, s.bx[g], s.by[g], s.bz[g], reach2, live);
+  const uint32_t near = (dB2 < reach2).bits() & live;
+  if (!near) return best;
+  const V dB = vsqrt(dB2), tiny = V::fill(1e-6f), one = V::fill(1.0f), take = V::fill(kTakeLowerFraction);
+  s.place(rb, g);
+  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
+    const V rk = V::fill(rb.spheres[4 * k + 3] + padding + pr);
+    const V dx = s.sx[k] - s.bx[g], dy = s.sy[k] - s.by[g], dz = s.sz[k] - s.bz[g];
+    const V lower = dB - vsqrt(fmadd(dx, dx, fmadd(dy, dy, dz * dz))) - rk;
+    // NOTE: 1e-6 slack so float rounding of this skip test never drops a closer point
+    const V safe_lower = lower - tiny * (vabs(lower) + one);
+    uint32_t need = (safe_lower < best).bits() & near;
+    if (lower_ok) {  // as group_shape_min: a bound covering kTakeLowerFraction of best is taken
+      const uint32_t settled = (lower > take * best).bits() & need;
+      best = select(V::Mask::from_bits(settled), vmax(zero, safe_lower), best);
+      need &= ~settled;
+    }
+    const V rk_reach = best + rk;
+    need &= (rk_reach > zero).bits();
+    if (!need) continue;
+    const V r2 = rk_reach * rk_reach;
+    const V d2 = nearest_sq_lanes(t, s.sx[k], s.sy[k], s.sz[k], r2, need);
+    const auto hit = (d2 < r2) & V::Mask::from_bits(need);
+    best = select(hit, vmin(best, vsqrt(d2) - rk), best);
+  }
+  return best;
 }
 
 // best = min(best, clearance of group g's spheres from obstacle idx), lanes in parallel.
@@ -231,12 +256,13 @@ SIMDPLAN_INLINE V group_obstacle_min(const RobotView& rb, const EnvironmentView&
   const V bound_r = V::fill(rb.group_bound[4 * g + 3] + padding);
   if (kind == kObsMesh)
     return group_mesh_min(rb, s, g, padding, env.meshes[env.obstacle_record[idx]], obstacle_data(env, idx), best);
+  if (kind == kObsCloud) return group_cloud_min(rb, env, s, g, padding, idx, best, lower_ok);
   if (kind == kObsConvex) {
     const int32_t rec = env.obstacle_record[idx];
     if (env.hull_plane_begin[rec + 1] - env.hull_plane_begin[rec] <= kHullPlaneMax)
       return group_hull_min(rb, env, s, g, padding, idx, best, lower_ok);
+    return group_big_hull_min(rb, env, s, g, padding, idx, best, lower_ok);
   }
-  if (is_shape_kind(kind)) return group_shape_min(rb, env, s, g, padding, idx, best, lower_ok);
   const float* o = obstacle_data(env, idx);
   if (!((obstacle_sdist(kind, o, s.bx[g], s.by[g], s.bz[g]) - bound_r) < best).any()) return best;
   s.place(rb, g);
