@@ -206,7 +206,9 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
 // PERF: certified plans on 105 MotionBenchMaker panda problems as point clouds (bench mbm
 // --pointcloud --limit 15 --seed 1, AVX-512, two alternating runs each, same certificates):
 //   - searches lanes together instead of one lane at a time (72% of the instructions, about 1,000
-//     each): planning median 637-642 -> 399-401 us, simplification 2.84-2.87 -> 1.43-1.50 ms.
+//     each): planning median 637-642 -> 399-401 us, simplification 2.84-2.87 -> 1.43-1.50 ms;
+//     with nearest_sq_lanes' constant-axis levels and leaf boxes, 644-649 -> 283 us and
+//     2.86-2.89 -> 0.78-0.80 ms.
 //   - the lower bound taken at half of best: planning 752-777 -> 658-685 us, simplification
 //     3.6-3.8 -> 2.85-2.89 ms (one lane at a time); from 0.3 or 0.7 of best it paid less.
 template <class V>
