@@ -201,16 +201,16 @@ inline float nearest_sq(const NearestView& t, float x, float y, float z, float b
 // The W queries walk the tree together, for many nearby queries at once (one robot sphere in W
 // configurations of an edge): a cell is entered with the lanes whose lower bound (per-lane offsets,
 // as in nearest_sq) is below their best, the child that is near for most of them first, and a leaf
-// is scanned once for all of them, one point broadcast against the W queries. Lowering any lane's
-// best by a real point's distance is always sound, so the scan needs no per-lane mask.
-// The first child is the one near for most of the lanes still in the cell; a leaf whose box (its
-// points' AABB) is no nearer than the best of every lane still in it is not scanned.
+// is scanned once for all of them (unless its points' AABB is no nearer than the best of every
+// lane still in it), one point broadcast against the W queries. Lowering any lane's best by a real
+// point's distance is always sound, so the scan needs no per-lane mask.
 // PERF: certified plans on MotionBenchMaker panda problems as point clouds spent 72% of their
 // instructions in per-lane nearest_sq calls (about 1,000 instructions each); see group_cloud_min.
-// Certified plan + simplify on 14 of them (callgrind, AVX2, total instructions): one lane at a time
-// 496 M; lanes together, the axis as a variable 293 M; three levels per turn on constant axes
-// (nearest_sq's step) 255 M; with the leaf box test 243 M; the majority's near child first rather
-// than the first lane's 241 M.
+// Certified plan + simplify of 14 of them, all solved (callgrind, AVX2, total instructions): one
+// lane at a time 557 M; lanes together with the axis as a variable 352 M; levels on constant axes
+// (three per turn, as nearest_sq), the leaf box test and the majority's near child first 267 M.
+// With a one-second time limit under callgrind (one problem timing out), each of the last three
+// changes measured 2-13% alone; the majority rather than the first lane's child only 1%.
 template <class V>
 inline V nearest_sq_lanes(const NearestView& t, V x, V y, V z, V bound2, uint32_t lanes) {
   if (t.depth < 0 || lanes == 0) return bound2;
