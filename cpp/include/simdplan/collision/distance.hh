@@ -48,57 +48,12 @@ SIMDPLAN_INLINE float big_hull_sdist(const EnvironmentView& env, int32_t rec, fl
   return float(hull_sdist(env, rec, x, y, z));
 }
 
-// best = min(best, clearance of group g's spheres from mesh obstacle idx), all lanes at once: the
-// W bound centres, then each sphere, descend the mesh's tree together (bvh_nearest_lanes), each lane
-// bounded by what could still lower its best. Pruning as in group_shape_min below.
-// PERF: certified Link plans among five box-shaped meshes (15 panda queries, median plan + simplify,
-// AVX-512): one lane at a time (bvh_nearest_single) 7.3 ms, lanes together 1.4-2.0 ms; the same
-// boxes as primitives 0.6-0.9 ms.
-// `box` is the mesh's AABB as a box record: its distance, a lower bound of the mesh's, prunes lanes
-// before any tree walk.
-template <class V>
-SIMDPLAN_NOINLINE V group_mesh_min(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding,
-                                   const TriMeshView& m, const float* box, V best) {
-  const V zero = V::zero();
-  const V R = V::fill(rb.group_bound[4 * g + 3] + padding);
-  const V reach = best + R;  // the bound's points beyond this cannot lower best (a surface: d >= 0)
-  // NOTE: the box distance, shrunk by 1e-6 (relative and metres) against float rounding, must stay below
-  auto box_near = [&](V x, V y, V z, V lim) {
-    const V d = sphere_box_sdist(x, y, z, geom::record_as<geom::Box>(box));
-    return (d - V::fill(1e-6f) * (vabs(d) + V::fill(1.0f)) < lim).bits();
-  };
-  const uint32_t live = (reach > zero).bits() & box_near(s.bx[g], s.by[g], s.bz[g], reach);
-  if (!live) return best;
-  const V reach2 = reach * reach;
-  const V dB2 = bvh_nearest_lanes(m, s.bx[g], s.by[g], s.bz[g], reach2, live);
-  const uint32_t near = (dB2 < reach2).bits() & live;
-  if (!near) return best;
-  const V dB = vsqrt(dB2);
-  s.place(rb, g);
-  const V tiny = V::fill(1e-6f), one = V::fill(1.0f);
-  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
-    const V rk = V::fill(rb.spheres[4 * k + 3] + padding);
-    const V dx = s.sx[k] - s.bx[g], dy = s.sy[k] - s.by[g], dz = s.sz[k] - s.bz[g];
-    const V lower = dB - vsqrt(fmadd(dx, dx, fmadd(dy, dy, dz * dz))) - rk;
-    // NOTE: 1e-6 slack so float rounding of this skip test never drops a closer triangle
-    const V rk_reach = best + rk;
-    const uint32_t need = (lower - tiny * (vabs(lower) + one) < best).bits() & (rk_reach > zero).bits() & near &
-                          box_near(s.sx[k], s.sy[k], s.sz[k], rk_reach);
-    if (!need) continue;
-    const V r2 = rk_reach * rk_reach;
-    const V d2 = bvh_nearest_lanes(m, s.sx[k], s.sy[k], s.sz[k], r2, need);
-    const auto hit = (d2 < r2) & V::Mask::from_bits(need);
-    best = select(hit, vmin(best, vsqrt(d2) - rk), best);
-  }
-  return best;
-}
-
 // best = min(best, clearance of group g's spheres from hull obstacle idx with at most kHullPlaneMax
 // triangles): its face planes give every lane a lower bound at once (hull_plane_max); only lanes that
 // bound cannot settle run GJK, one at a time. With lower_ok a bound >= the sphere's radius is taken
 // as it is (a lower bound of a clearance >= 0, as certificates need).
 // PERF: certified Link plans among five box-shaped hulls (15 panda queries, median plan + simplify,
-// AVX-512, busy machine): lane by lane (group_shape_min) 2.4-2.7 ms, 4.9x the boxes as primitives;
+// AVX-512, busy machine): lane by lane (as group_big_hull_min) 2.4-2.7 ms, 4.9x the boxes as primitives;
 // this path 1.1-1.5 ms, 1.3-1.6x. Exact clearance, tabletop of bench_env_shapes: 20.8 -> 13.0 us.
 template <class V>
 SIMDPLAN_NOINLINE V group_hull_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
@@ -135,7 +90,7 @@ SIMDPLAN_NOINLINE V group_hull_min(const RobotView& rb, const EnvironmentView& e
 }
 
 // Certificates take a sphere's lower bound from its group's bound sphere when it covers this much
-// of what the lane still needs (group_cloud_min, group_big_hull_min).
+// of what the lane still needs (group_tree_min, group_big_hull_min).
 constexpr float kTakeLowerFraction = 0.5f;
 
 // best = min(best, clearance of group g's spheres from hull obstacle idx with more than
@@ -196,13 +151,17 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
   return V::load(bs);
 }
 
-// best = min(best, clearance of group g's spheres from point-cloud obstacle idx), all lanes at once:
-// the W bound centres, then each sphere, search the cloud's nearest-point tree together
-// (nearest_sq_lanes), each lane bounded by what could still lower its best; a sphere is not
-// searched where the bound sphere's distance already proves it cannot lower best (1-Lipschitz, as
-// group_big_hull_min). A point's radius counts as sphere radius. lower_ok: the bound sphere's
-// distance minus the sphere's offset is taken when it covers kTakeLowerFraction of the lane's best
-// (a lower bound >= 0, as certificates need); collisions stay exact.
+// best = min(best, clearance of group g's spheres from a point cloud or a mesh, whose distances come
+// from a tree searched for all lanes at once: search(x, y, z, bound2, lanes) returns per lane of
+// `lanes` min(bound2, squared distance to the nearest point or triangle) (nearest_sq_lanes,
+// bvh_nearest_lanes). The W bound centres are searched first, each lane bounded by what could still
+// lower its best; a sphere is not searched where the bound sphere's distance already proves it
+// cannot lower best (d(c_k) >= d(c_B) - |c_k - c_B|, 1-Lipschitz). maybe_near(x, y, z, reach) may
+// drop lanes sooner (the bits of lanes that could have something within reach; a mesh tests its
+// AABB). Both shapes are surfaces (d >= 0), so a non-positive reach cannot be met. `extra` (a
+// cloud's point radius) counts as sphere radius. lower_ok: the bound sphere's distance minus the
+// sphere's offset is taken when it covers kTakeLowerFraction of the lane's best (a lower bound >= 0,
+// as certificates need); collisions stay exact.
 // PERF: certified plans on 105 MotionBenchMaker panda problems as point clouds (bench mbm
 // --pointcloud --limit 15 --seed 1, AVX-512, two alternating runs each, same certificates):
 //   - searches lanes together instead of one lane at a time (72% of the instructions, about 1,000
@@ -210,44 +169,75 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
 //     with nearest_sq_lanes' constant-axis levels and leaf boxes, 644-649 -> 283 us and
 //     2.86-2.89 -> 0.78-0.80 ms.
 //   - the lower bound taken at half of best: planning 752-777 -> 658-685 us, simplification
-//     3.6-3.8 -> 2.85-2.89 ms (one lane at a time); from 0.3 or 0.7 of best it paid less.
-template <class V>
-SIMDPLAN_NOINLINE V group_cloud_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
-                                    int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
-  const int32_t rec = env.obstacle_record[idx];
-  const NearestView& t = env.cloud_nearest[rec];
-  const float pr = env.clouds_point_radius[rec];
+//     3.6-3.8 -> 2.85-2.89 ms (one lane at a time); from 0.3 or 0.7 of best it paid less, and
+//     with the searches lanes together 0.3, 0.75 and 1.0 still pay less (simplification +0-17%).
+//   - meshes: five box-shaped meshes (15 panda queries, median plan + simplify): one lane at a time
+//     (bvh_nearest_single) 7.3 ms, lanes together 1.4-2.0 ms; the same boxes as primitives 0.6-0.9 ms.
+template <class V, class Search, class MaybeNear>
+SIMDPLAN_INLINE V group_tree_min(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding, float extra,
+                                 V best, bool lower_ok, Search search, MaybeNear maybe_near) {
   const V zero = V::zero();
-  const V reach = best + V::fill(rb.group_bound[4 * g + 3] + padding + pr);  // farther cannot lower best
-  const uint32_t live = (reach > zero).bits();  // a cloud has no inside
+  const V reach = best + V::fill(rb.group_bound[4 * g + 3] + padding + extra);  // farther cannot lower best
+  const uint32_t live = (reach > zero).bits() & maybe_near(s.bx[g], s.by[g], s.bz[g], reach);
   if (!live) return best;
   const V reach2 = reach * reach;
-  const V dB2 = nearest_sq_lanes(t, s.bx[g], s.by[g], s.bz[g], reach2, live);
+  const V dB2 = search(s.bx[g], s.by[g], s.bz[g], reach2, live);
   const uint32_t near = (dB2 < reach2).bits() & live;
   if (!near) return best;
   const V dB = vsqrt(dB2), tiny = V::fill(1e-6f), one = V::fill(1.0f), take = V::fill(kTakeLowerFraction);
   s.place(rb, g);
   for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k) {
-    const V rk = V::fill(rb.spheres[4 * k + 3] + padding + pr);
+    const V rk = V::fill(rb.spheres[4 * k + 3] + padding + extra);
     const V dx = s.sx[k] - s.bx[g], dy = s.sy[k] - s.by[g], dz = s.sz[k] - s.bz[g];
     const V lower = dB - vsqrt(fmadd(dx, dx, fmadd(dy, dy, dz * dz))) - rk;
-    // NOTE: 1e-6 slack so float rounding of this skip test never drops a closer point
+    // NOTE: 1e-6 slack so float rounding of this skip test never drops a closer point or triangle
     const V safe_lower = lower - tiny * (vabs(lower) + one);
     uint32_t need = (safe_lower < best).bits() & near;
-    if (lower_ok) {  // as group_shape_min: a bound covering kTakeLowerFraction of best is taken
+    if (lower_ok) {  // (bs/2 < lower < bs puts bs > 0: a collision already found stays)
       const uint32_t settled = (lower > take * best).bits() & need;
       best = select(V::Mask::from_bits(settled), vmax(zero, safe_lower), best);
       need &= ~settled;
     }
     const V rk_reach = best + rk;
     need &= (rk_reach > zero).bits();
+    if (need) need &= maybe_near(s.sx[k], s.sy[k], s.sz[k], rk_reach);
     if (!need) continue;
     const V r2 = rk_reach * rk_reach;
-    const V d2 = nearest_sq_lanes(t, s.sx[k], s.sy[k], s.sz[k], r2, need);
+    const V d2 = search(s.sx[k], s.sy[k], s.sz[k], r2, need);
     const auto hit = (d2 < r2) & V::Mask::from_bits(need);
     best = select(hit, vmin(best, vsqrt(d2) - rk), best);
   }
   return best;
+}
+
+// group_tree_min for point-cloud obstacle idx (its nearest-point tree; a point's radius counts as
+// sphere radius)
+template <class V>
+SIMDPLAN_NOINLINE V group_cloud_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                    int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
+  const int32_t rec = env.obstacle_record[idx];
+  const NearestView& t = env.cloud_nearest[rec];
+  return group_tree_min(
+      rb, s, g, padding, env.clouds_point_radius[rec], best, lower_ok,
+      [&](V x, V y, V z, V b2, uint32_t lanes) { return nearest_sq_lanes(t, x, y, z, b2, lanes); },
+      [](V, V, V, V) { return ~0u; });
+}
+
+// group_tree_min for mesh obstacle idx (its triangle tree). The mesh's AABB, as a box record,
+// prunes lanes before any tree walk: its distance is a lower bound of the mesh's.
+template <class V>
+SIMDPLAN_NOINLINE V group_mesh_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
+                                   int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
+  const TriMeshView& m = env.meshes[env.obstacle_record[idx]];
+  const float* box = obstacle_data(env, idx);
+  // NOTE: the box distance, shrunk by 1e-6 (relative and metres) against float rounding, must stay below
+  auto box_near = [&](V x, V y, V z, V lim) {
+    const V d = sphere_box_sdist(x, y, z, geom::record_as<geom::Box>(box));
+    return (d - V::fill(1e-6f) * (vabs(d) + V::fill(1.0f)) < lim).bits();
+  };
+  return group_tree_min(
+      rb, s, g, padding, 0.0f, best, lower_ok,
+      [&](V x, V y, V z, V b2, uint32_t lanes) { return bvh_nearest_lanes(m, x, y, z, b2, lanes); }, box_near);
 }
 
 // best = min(best, clearance of group g's spheres from obstacle idx), lanes in parallel.
@@ -256,8 +246,7 @@ SIMDPLAN_INLINE V group_obstacle_min(const RobotView& rb, const EnvironmentView&
                                      int32_t g, float padding, int32_t idx, V best, bool lower_ok) {
   const int32_t kind = env.obstacle_kind[idx];
   const V bound_r = V::fill(rb.group_bound[4 * g + 3] + padding);
-  if (kind == kObsMesh)
-    return group_mesh_min(rb, s, g, padding, env.meshes[env.obstacle_record[idx]], obstacle_data(env, idx), best);
+  if (kind == kObsMesh) return group_mesh_min(rb, env, s, g, padding, idx, best, lower_ok);
   if (kind == kObsCloud) return group_cloud_min(rb, env, s, g, padding, idx, best, lower_ok);
   if (kind == kObsConvex) {
     const int32_t rec = env.obstacle_record[idx];
