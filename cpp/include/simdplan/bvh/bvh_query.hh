@@ -16,6 +16,9 @@
 //                           every lane has hit or the stack is empty.
 //   bvh_nearest_single      one point (bvh_walk_single): nearest triangle strictly within a bound;
 //                           a pending node is dropped when its box is no nearer than the best so far.
+//   bvh_nearest_lanes       W points in SIMD lanes, each with its own bound: as bvh_nearest_single,
+//                           the nearer child (for most lanes) first, a node entered with the lanes
+//                           whose box is nearer than their best; leaves test all those lanes at once.
 //   bvh_pairs               two trees: every pair of elements whose boxes overlap (closed boxes:
 //                           touching boxes count, since this is a candidate filter in front of an
 //                           exact test that decides strictness). At a pair of nodes the one with the
@@ -144,10 +147,9 @@ inline bool bvh_sphere_hit_single(const TriMeshView& m, float x, float y, float 
 
 // Depth-first walk of W points (SIMD lanes) through the tree. A node is entered with the lanes of
 // its parent that near(node) keeps (a bit mask); at a leaf, leaf(slot, lanes) returns the lanes that
-// are finished, which never enter another node. With kRefilter a pending node is tested again when
-// it is popped, for callers whose limits shrink during the walk (nearest queries). The walk ends
-// when no lane is left anywhere, or every lane of `lanes` is finished.
-template <bool kRefilter, class Near, class Leaf>
+// are finished, which never enter another node. The walk ends when no lane is left anywhere, or
+// every lane of `lanes` is finished. (bvh_nearest_lanes walks on its own: nearer child first.)
+template <class Near, class Leaf>
 SIMDPLAN_INLINE void bvh_walk_lanes(const BvhNode* N, uint32_t lanes, Near near, Leaf leaf) {
   struct Entry {
     int32_t node;
@@ -182,7 +184,6 @@ SIMDPLAN_INLINE void bvh_walk_lanes(const BvhNode* N, uint32_t lanes, Near near,
       --sp;
       i = stack[sp].node;
       mask = stack[sp].mask & ~done;
-      if (kRefilter && mask) mask &= near(N[i]);
     }
   }
 }
@@ -195,7 +196,7 @@ inline uint32_t bvh_sphere_hit_lanes(const TriMeshView& m, V x, V y, V z, V r, u
   const V vs = r * V::fill(kBvhRadiusSlack) + V::fill(m.slack);
   const V rr = vs * vs, r2 = r * r;
   uint32_t hit = 0;
-  bvh_walk_lanes<false>(
+  bvh_walk_lanes(
       m.bvh.node, valid, [&](const BvhNode& b) { return (bvh_box_sq(b, x, y, z) < rr).bits(); },
       [&](int32_t slot, uint32_t lanes) {
         V f[kTriFields];
@@ -281,10 +282,14 @@ SIMDPLAN_INLINE bool bvh_box_visit(const BvhView& t, const float lo[3], const fl
 }
 
 // Per lane of `lanes`: min(best2, squared distance from (x,y,z) to the nearest triangle); the other
-// lanes keep best2. W points descend together (bvh_walk_lanes): a node is visited with the lanes whose
-// box is nearer than their best so far (inflated as in the preamble), and a leaf tests its triangle
-// against all of them in one vector computation. best2 may be +inf. For many nearby points at once (a
-// robot sphere in W configurations) this replaces W separate bvh_nearest_single walks.
+// lanes keep best2. W points descend together: a node is entered with the lanes whose box is nearer
+// than their best so far (inflated as in the preamble), the child nearer for most of the lanes that
+// need both first, and a leaf tests its triangle against all of them in one vector computation; a
+// pending node is tested again when popped. best2 may be +inf. For many nearby points at once (a
+// robot sphere in W configurations) this replaces W separate bvh_nearest_single walks. The result
+// does not depend on the order of the walk (a minimum over the triangles within the bound).
+// PERF: the nearer child first rather than always the left one: certified plans among meshes 4-9%
+// faster, the same answers (the note of group_tree_min in collision/distance.hh).
 template <class V>
 inline V bvh_nearest_lanes(const TriMeshView& m, V x, V y, V z, V best2, uint32_t lanes) {
   if (m.bvh.nodes == 0 || lanes == 0) return best2;
@@ -294,19 +299,46 @@ inline V bvh_nearest_lanes(const TriMeshView& m, V x, V y, V z, V best2, uint32_
     return s * s;
   };
   V lim = limit(best2);
-  bvh_walk_lanes<true>(
-      m.bvh.node, lanes, [&](const BvhNode& b) { return (bvh_box_sq(b, x, y, z) < lim).bits(); },
-      [&](int32_t slot, uint32_t mask) {
-        V f[kTriFields];
-        triangle_broadcast(m.tri + size_t(slot) * kTriStride, f);
-        const V d2 = point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr);
-        const auto better = (d2 < best2) & V::Mask::from_bits(mask);
-        if (better.any()) {
-          best2 = select(better, d2, best2);
-          lim = limit(best2);
-        }
-        return 0u;
-      });
+  const BvhNode* N = m.bvh.node;
+  struct Entry {
+    int32_t node;
+    uint32_t mask;
+  };
+  Entry stack[kBvhStack];
+  int sp = 0;
+  uint32_t mask = (bvh_box_sq(N[0], x, y, z) < lim).bits() & lanes;
+  int32_t i = 0;
+  while (mask) {
+    const BvhNode& nd = N[i];
+    if (nd.left < 0) {
+      V f[kTriFields];
+      triangle_broadcast(m.tri + size_t(nd.right) * kTriStride, f);
+      const V d2 = point_triangle_sqdist<V, false>(x, y, z, f, nullptr, nullptr, nullptr);
+      const auto better = (d2 < best2) & V::Mask::from_bits(mask);
+      if (better.any()) {
+        best2 = select(better, d2, best2);
+        lim = limit(best2);
+      }
+    } else {
+      const int32_t a = nd.left, b = nd.right;
+      const V da = bvh_box_sq(N[a], x, y, z), db = bvh_box_sq(N[b], x, y, z);
+      const uint32_t ma = (da < lim).bits() & mask, mb = (db < lim).bits() & mask;
+      if (ma | mb) {
+        const uint32_t both = ma & mb;
+        const bool a_first = !mb || (ma && 2 * __builtin_popcount((da <= db).bits() & both) >= __builtin_popcount(both));
+        if (ma && mb) stack[sp++] = a_first ? Entry{b, mb} : Entry{a, ma};
+        i = a_first ? a : b, mask = a_first ? ma : mb;
+        continue;
+      }
+    }
+    // the deepest pending node that still has lanes nearer than their best
+    mask = 0;
+    while (sp > 0 && !mask) {
+      --sp;
+      i = stack[sp].node;
+      mask = stack[sp].mask & (bvh_box_sq(N[i], x, y, z) < lim).bits();
+    }
+  }
   return best2;
 }
 
