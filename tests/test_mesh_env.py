@@ -344,3 +344,30 @@ def test_certified_edges_near_meshes_and_hulls(isa, kind):
             assert not PANDA.is_valid(hit, env)
         seen[cert.status] = seen.get(cert.status, 0) + 1
     assert seen["free"] >= 10 and seen["collision"] >= 3, seen
+
+
+def test_certified_edges_beside_an_elongated_big_hull(isa):
+    """A long capsule as a hull of about 2,000 triangles (beyond the face-plane path: the support
+    plane bounds its distance): short edges that keep a few millimetres of clearance are proven
+    free. A support-plane bound taken while barely above the sphere's radius once gave such edges a
+    clearance below the certificate's margin, "undecided" at any min_step."""
+    capsule = trimesh.creation.capsule(height=0.9, radius=0.04, count=[32, 32])
+    env = Environment()
+    env.add_convex(capsule, [0.45, 0.0, 0.45], euler=[np.pi / 2, 0.0, 0.0])  # lying along y, before the arm
+    rng = np.random.default_rng(5)
+    Q = rng.uniform(PANDA.lower, PANDA.upper, (6000, PANDA.dof))
+    Q = Q[PANDA.is_valid_many(Q, env)]
+    proven = 0
+    for q0 in Q:
+        if proven >= 12:
+            break
+        q1 = np.clip(q0 + rng.uniform(-0.05, 0.05, PANDA.dof), PANDA.lower, PANDA.upper)
+        dense = q0 + np.linspace(0, 1, 41)[:, None] * (q1 - q0)
+        near = min(PANDA.clearance(q, env, self_collision=False) for q in dense[::8])
+        if not 0.003 < near < 0.02:  # millimetres from the capsule, not from anything else
+            continue
+        if min(PANDA.clearance(q, env) for q in dense) < 0.002:
+            continue
+        assert PANDA.certify_motion(q0, q1, env).status == "free", (q0, q1, near)
+        proven += 1
+    assert proven >= 12

@@ -145,7 +145,12 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
         continue;
       }
       const float reach = bs[l] + rk;
-      const float d = big_hull_sdist(env, rec, x[l], y[l], z[l], reach, lower_ok ? rk : HUGE_VALF);
+      // NOTE: the support plane's bound is taken only where it covers kTakeLowerFraction of what
+      // the lane needs: a bound barely >= rk (an elongated hull seen from its centre's side) gave
+      // the certificate a clearance below its margin, an edge it could never prove (a capsule as a
+      // hull 6 mm away: "undecided" at any min_step)
+      const float exact_below = lower_ok ? rk + kTakeLowerFraction * std::fmax(bs[l], 0.0f) : HUGE_VALF;
+      const float d = big_hull_sdist(env, rec, x[l], y[l], z[l], reach, exact_below);
       if (d < reach) bs[l] = std::fmin(bs[l], d - rk);
     }
   }
