@@ -215,23 +215,18 @@ def load(json_path: str | os.PathLike | None = None, robot: Robot | str | None =
     return out
 
 
-def surface_points(env: Environment, per_obstacle: int = 10_000, seed: int = 0) -> np.ndarray:
-    """Points sampled uniformly (by area) on the surface of every primitive of ``env``: (n, 3) float64.
+def primitive_meshes(env: Environment, sections: int = 64, subdivisions: int = 5):
+    """(obstacle, trimesh.Trimesh) for every sphere, capsule, cylinder and box of ``env`` (planes are
+    unbounded and skipped), each in its pose: cylinders and capsules with ``sections`` sides (a
+    capsule's caps with as many rings), spheres as icospheres of ``subdivisions``. Vertices lie on
+    the true surface and faces inside it (within 0.2 % of the radius at 64 sections and 5
+    subdivisions, 0.5 % at 32 and 3), never outside the shape's bounding box."""
+    import trimesh  # a dependency of yourdfpy; imported here because only the benchmarks need it
 
-    The MotionBenchMaker point-cloud setting: ``per_obstacle`` points on each sphere, capsule,
-    cylinder and box (planes are unbounded and skipped), as a depth sensor would see them from
-    every side. Meshes come from trimesh's primitives (cylinders and capsules as 64-sided prisms,
-    spheres as icospheres of 5 subdivisions), so points lie within 0.2 % of the radius of the true
-    surface, never outside the shape's bounding box. Deterministic for a seed.
-    """
-    import trimesh  # a dependency of yourdfpy; imported here because only the benchmark needs it
-
-    rng = np.random.default_rng(seed)
-    out = []
     for o in env:
         p = o.params
         if o.kind == "sphere":
-            mesh = trimesh.creation.icosphere(subdivisions=5, radius=p["radius"])
+            mesh = trimesh.creation.icosphere(subdivisions=subdivisions, radius=p["radius"])
             mesh.apply_translation(p["center"])
         elif o.kind in ("capsule", "cylinder", "box"):
             pose = np.eye(4)
@@ -239,11 +234,56 @@ def surface_points(env: Environment, per_obstacle: int = 10_000, seed: int = 0) 
             if o.kind == "box":
                 mesh = trimesh.creation.box(extents=2 * np.asarray(p["half_extents"]), transform=pose)
             elif o.kind == "cylinder":
-                mesh = trimesh.creation.cylinder(radius=p["radius"], height=p["length"], sections=64, transform=pose)
+                mesh = trimesh.creation.cylinder(radius=p["radius"], height=p["length"], sections=sections,
+                                                 transform=pose)
             else:
-                mesh = trimesh.creation.capsule(height=p["length"], radius=p["radius"], count=[64, 64], transform=pose)
+                mesh = trimesh.creation.capsule(height=p["length"], radius=p["radius"], count=[sections, sections],
+                                                transform=pose)
         else:
             continue
+        yield o, mesh
+
+
+OBSTACLE_KINDS = ("primitives", "meshes", "hulls")
+
+
+def as_shapes(env: Environment, kind: str) -> Environment:
+    """A copy of ``env`` with every primitive as a triangle mesh (``kind`` "meshes": a surface, see
+    Environment.add_mesh) or a convex hull ("hulls", a solid) of primitive_meshes' triangles at 32
+    sections and 3 subdivisions (a capsule about 2,000 triangles, a cylinder 128), under the
+    obstacle's name; planes stay planes. "primitives" returns ``env`` itself."""
+    if kind not in OBSTACLE_KINDS:
+        raise ValueError(f"obstacle kind must be one of {', '.join(OBSTACLE_KINDS)}, got {kind!r}")
+    if kind == "primitives":
+        return env
+    out = Environment()
+    meshed = {o.id: mesh for o, mesh in primitive_meshes(env, sections=32, subdivisions=3)}
+    for o in env:
+        mesh = meshed.get(o.id)
+        if o.kind == "plane":
+            out.add_plane(**o.params, name=o.name)
+        elif mesh is None:
+            raise ValueError(f"as_shapes converts primitives and planes, not {o.kind} obstacle {o.name!r}")
+        elif kind == "meshes":
+            out.add_mesh(mesh, name=o.name)
+        else:
+            out.add_convex(mesh, name=o.name)
+    return out
+
+
+def surface_points(env: Environment, per_obstacle: int = 10_000, seed: int = 0) -> np.ndarray:
+    """Points sampled uniformly (by area) on the surface of every primitive of ``env``: (n, 3) float64.
+
+    The MotionBenchMaker point-cloud setting: ``per_obstacle`` points on each sphere, capsule,
+    cylinder and box (planes are unbounded and skipped), as a depth sensor would see them from
+    every side, on primitive_meshes' triangles, so points lie within 0.2 % of the radius of the true
+    surface, never outside the shape's bounding box. Deterministic for a seed.
+    """
+    import trimesh
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _, mesh in primitive_meshes(env):
         pts, _ = trimesh.sample.sample_surface(mesh, per_obstacle, seed=rng)
         out.append(pts)
     return np.concatenate(out) if out else np.zeros((0, 3))

@@ -228,6 +228,22 @@ def test_bench_mbm_user_errors():
     # VAMP has no exact cylinders: asking for it in exact mode is an error, not a silent skip
     assert_user_error(run("bench", "mbm", "--mode", "exact", "--vamp", "on", "--limit", "1"),
                       contains=("--vamp on", "reference"))
+    assert_user_error(run("bench", "mbm", "--pointcloud", "--obstacles", "hulls", "--limit", "1"),
+                      contains=("--pointcloud", "--obstacles hulls"))
+    assert_user_error(run("bench", "mbm", "--obstacles", "meshes", "--vamp", "on", "--limit", "1"),
+                      contains=("--vamp on", "meshes"))
+
+
+@pytest.mark.parametrize("kind", ["meshes", "hulls"])
+def test_bench_mbm_obstacles_as_meshes_or_hulls(kind, capsys):
+    """--obstacles plans the same problems among meshes or hulls of the primitives, both Links side by
+    side, VAMP (which has neither) skipped with the reason."""
+    assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "1", "--obstacles", kind,
+                     "--link", "both", "--time-limit", "5"]) == 0
+    out = capsys.readouterr().out
+    assert f"the reference obstacles as {kind}" in out
+    assert "certified vs discrete Link" in out and "solved 1 vs 1" in out
+    assert f"VAMP side by side: not run (VAMP has no {kind}" in out
 
 
 def test_bench_mbm_without_vamp_says_why(monkeypatch, capsys):

@@ -218,3 +218,34 @@ def test_bad_paths(tmp_path):
     with pytest.raises(SceneError, match=r"bad\.json: malformed JSON at line 1"):
         mbm.load(bad)
     assert mbm.classes(small_file(tmp_path)) == ["cage", "box"]
+
+
+def test_obstacles_as_meshes_and_hulls():
+    """as_shapes: every primitive becomes a mesh (a surface) or a hull (a solid) of its triangulation
+    under its own name; planes stay; a point cloud or a bad kind is refused by name."""
+    from simdplan.collision import Environment
+
+    env = Environment()
+    env.add_box([0.5, 0.0, 0.3], half_extents=[0.1, 0.2, 0.05], name="crate")
+    env.add_cylinder([0.0, 0.5, 0.3], radius=0.05, length=0.4, name="post")
+    env.add_sphere([0.0, -0.5, 0.5], 0.1, name="ball")
+    env.add_plane([0, 0, 1], -0.5, name="floor")
+    assert mbm.as_shapes(env, "primitives") is env
+    robot = simdplan.robots.load("panda")
+    rng = np.random.default_rng(2)
+    Q = rng.uniform(robot.lower, robot.upper, (300, robot.dof))
+    Q = Q[[robot.clearance(q, env, self_collision=False) > 0.003 for q in Q]]
+    want = np.array([robot.clearance(q, env, self_collision=False) for q in Q])
+    for kind, obstacle_kind in (("meshes", "mesh"), ("hulls", "convex")):
+        shaped = mbm.as_shapes(env, kind)
+        assert [(o.name, o.kind) for o in shaped] == [("crate", obstacle_kind), ("post", obstacle_kind),
+                                                     ("ball", obstacle_kind), ("floor", "plane")]
+        got = np.array([robot.clearance(q, shaped, self_collision=False) for q in Q])
+        # faces lie inside the curved surfaces by at most 0.5 % of a radius (0.5 mm here), never outside
+        assert (got >= want - 1e-5).all() and (got <= want + 6e-4).all(), kind
+    cloud = Environment()
+    cloud.add_pointcloud(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="pointcloud"):
+        mbm.as_shapes(cloud, "meshes")
+    with pytest.raises(ValueError, match="primitives, meshes, hulls"):
+        mbm.as_shapes(env, "voxels")

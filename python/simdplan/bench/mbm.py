@@ -73,7 +73,7 @@ def as_pointcloud(scene, per_obstacle: int, min_dist: float, point_radius: float
              "build_us": tree.stats["build_ns"] / 1e3}, raw, pts)
 
 
-def vamp_for(vamp: str, robot, mode: str, planner: str | None):
+def vamp_for(vamp: str, robot, mode: str, planner: str | None, obstacles: str = "primitives"):
     """(VAMP baseline or None, why it does not run) for ``--vamp`` ``vamp`` ("auto", "on", "off").
     Raises RuntimeError for "on" when it cannot run."""
     if vamp == "off":
@@ -83,6 +83,8 @@ def vamp_for(vamp: str, robot, mode: str, planner: str | None):
     why = ""
     if mode != "reference":
         why = "VAMP has no exact cylinders: it runs with --mode reference only"
+    elif obstacles != "primitives":
+        why = f"VAMP has no {obstacles}: it runs with --obstacles primitives only"
     elif planner not in (None, "rrtc"):
         why = f"VAMP's RRT-Connect is compared with rrtc only, not {planner}"
     if not why:
@@ -241,7 +243,8 @@ def _class_table(title: str, summary: dict, order: list[str]) -> Table:
 
 
 def report(machine: dict, robot, settings: dict, summary: dict, order: list[str], n_selected: int, n_done: int,
-           elapsed: float, mode: str, pointcloud: PointCloudSetting | None, records: list[dict]) -> list:
+           elapsed: float, mode: str, pointcloud: PointCloudSetting | None, records: list[dict],
+           obstacles: str = "primitives") -> list:
     """simdplan's report for one Link mode: the machine and settings, the per-class table, notes."""
     si = machine["simdplan"]
     s = settings or {}
@@ -251,7 +254,8 @@ def report(machine: dict, robot, settings: dict, summary: dict, order: list[str]
         f"Python {machine['python']}; load average {', '.join(f'{x:.2f}' for x in machine['loadavg'] or [])}",
         f"simdplan.info(): {si}",
     ]
-    what = f"point clouds sampled on the {mode} obstacles" if pointcloud else f"mode {mode}"
+    what = (f"point clouds sampled on the {mode} obstacles" if pointcloud else f"mode {mode}" if
+            obstacles == "primitives" else f"the {mode} obstacles as {obstacles}")
     out.append(f"MotionBenchMaker {robot.name}, {what}: {n_done} of {n_selected} problems planned in "
                f"{elapsed:.1f} s; planner {s.get('planner')}, seed {s.get('seed')}, time limit "
                f"{_seconds(tl) if tl else 'none'}, max {s.get('max_iterations', 0):,} iterations, "

@@ -60,6 +60,9 @@ def cmd_bench_mbm(args) -> int:
     classes = _parse_classes(args.problems, list(mbm.classes()))
     if args.pointcloud is not None and args.pointcloud < 1:
         raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
+    if args.pointcloud and args.obstacles != "primitives":
+        raise UserError(f"--pointcloud samples the primitives' surfaces: it cannot be combined with --obstacles "
+                        f"{args.obstacles}")
     if not args.filter >= 0:
         raise UserError(f"--filter must be >= 0 metres, got {args.filter}")
     if not (math.isfinite(args.point_radius) and args.point_radius >= 0):
@@ -74,8 +77,10 @@ def cmd_bench_mbm(args) -> int:
     if not problems:
         raise UserError("no problems selected")
     order = list(dict.fromkeys(p.problem for p in problems))
+    for scene in problems:
+        scene.env = mbm.as_shapes(scene.env, args.obstacles)
     try:
-        base, base_why = bench_mbm.vamp_for(args.vamp, robot, args.mode, args.planner)
+        base, base_why = bench_mbm.vamp_for(args.vamp, robot, args.mode, args.planner, args.obstacles)
     except RuntimeError as exc:  # --vamp on, and it cannot run
         raise UserError(str(exc)) from exc
     cloud = (None if not args.pointcloud else
@@ -100,7 +105,7 @@ def cmd_bench_mbm(args) -> int:
         by_link[link] = bench_mbm.summaries(records, order, link)
         n_done = sum(r["link"] == link for r in records)
         print_report(bench_mbm.report(machine, robot, {**(done.settings or {}), "link": link}, by_link[link], order,
-                                       len(problems), n_done, elapsed, args.mode, cloud, records))
+                                       len(problems), n_done, elapsed, args.mode, cloud, records, args.obstacles))
     if len(links) > 1:
         print(bench_mbm.link_comparison(by_link))
     for link, (n, wall) in done.throughput.items():
