@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "per obstacle), filtered (--filter), checked through a CAPT")
     m.add_argument("--obstacles", choices=("primitives", "meshes", "hulls"), default="primitives",
                    help="each problem's obstacles as given (default), as triangle meshes or as convex hulls of "
-                        "their triangulations (cylinders as 64-sided prisms; simdplan.scenes.mbm.as_shapes)")
+                        "their triangulations (cylinders as 32-sided prisms; simdplan.scenes.mbm.as_shapes)")
     m.add_argument("--filter", type=float, default=0.02, metavar="M",
                    help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
     m.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
