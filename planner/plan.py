@@ -196,6 +196,7 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
         which = _core.unprovable_ends(robot.core, model, start, goals, s.padding) if s.link == "certified" else ""
         if which:
             refused = ompl_refusal(robot, s, unprovable_note(which, robot, env, start, goals, s.padding))
+            refused.stats["unprovable"] = which
             return with_clamp_note(refused, note)
         return with_clamp_note(plan_ompl(robot, env, start, goals, s), note)
     core = to_core(s, robot)
@@ -252,6 +253,7 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals, env=None) -> P
             notes.append(INTERPOLATION_NOTES[out["interpolation"]])
     elif out.get("unprovable"):
         path = np.zeros((0, robot.dof))
+        stats["unprovable"] = out["unprovable"]
         notes.append(unprovable_note(out["unprovable"], robot, env, start, goals, s.padding))
     else:
         path = np.zeros((0, robot.dof))

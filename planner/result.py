@@ -29,7 +29,9 @@ class PlanResult:
       edges), with certified Link edges_proven, certificate_samples (clearance evaluations) and
       edges_undecided (edges refused because a stretch shorter than min_step could not be proven
       free, or, in simplification's last vertex reduction, not within 3 kernel passes), counted over
-      planning and simplification; plus planner-specific counts.
+      planning and simplification; unprovable ("start" or "goals") only when certified Link refused
+      the problem at once, its start or every goal being within the certificate's margin of contact;
+      plus planner-specific counts.
     error: "" when the problem was planned; else (plan_many only, which reports a bad task in its
       result instead of raising) the name of the exception ``plan`` would raise, e.g.
       "InvalidProblemError", with its text in ``message``.

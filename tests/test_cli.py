@@ -93,6 +93,26 @@ def test_plan_csv_and_flag_overrides(mbm_scene_file, tmp_path, capsys):
     assert "waypoints:" in text and str(len(path)) in text.split("waypoints:")[1].splitlines()[0]
 
 
+@pytest.mark.parametrize("planner", ["rrtc", "ompl:RRTConnect"])
+def test_plan_refused_as_unprovable_says_why(planner, tmp_path):
+    """A floor 5 um under the panda's base (inside certified Link's margin of contact): a certified
+    plan is refused at once, and the CLI prints the reason, for our planners and OMPL's alike."""
+    if planner.startswith("ompl:"):
+        pytest.importorskip("ompl")
+    robot = simdplan.robots.load("panda")
+    start, goal = [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8], [0.5, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8]
+    probe = simdplan.Environment()
+    probe.add_plane([0.0, 0.0, 1.0], -1.0)
+    lowest = robot.clearance(start, probe, self_collision=False) - 1.0  # the lowest sphere bottom, z
+    scene = write_scene(tmp_path / "floor.yaml", start, goal,
+                        f"obstacles:\n  - {{type: plane, normal: [0.0, 0.0, 1.0], offset: {lowest - 5e-6!r}}}\n")
+    out = tmp_path / "never.json"
+    proc = run("plan", scene, "--planner", planner, "--certified", "--time-limit", "1", "--out", out)
+    assert_user_error(proc, code=1, contains=("no path planned", "certified Link cannot prove", "out of the start",
+                                              "nothing written"))
+    assert not out.exists()
+
+
 def test_plan_no_path_exit_1(mbm_scene_file, tmp_path):
     """One iteration and a microsecond: no path; exit 1, one line on stderr, nothing written."""
     out = tmp_path / "never.json"

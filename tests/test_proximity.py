@@ -447,18 +447,20 @@ def test_certified_plan_refuses_ends_within_the_margin_at_once():
     env.add_sphere([0.5, 0.03 + 5e-6, 0.0], 0.02)  # the slider at x = 0.5 is 5 um from it
     assert 0 < robot.clearance([0.5], env) < simdplan._core.certify_margin
     assert simdplan.plan(robot, env, [0.0], [[0.5]], time_limit=0).success  # discrete Link: fine
-    for start, goals, what in (([0.0], [[0.5]], "into any goal"), ([0.5], [[-0.5]], "out of the start")):
+    for start, goals, what, which in (([0.0], [[0.5]], "into any goal", "goals"),
+                                      ([0.5], [[-0.5]], "out of the start", "start")):
         res = simdplan.plan(robot, env, start, goals, link="certified", time_limit=0)
         assert not res.success and what in res.message and "0.0050 mm" in res.message, res.message
-        assert res.stats["iterations"] == 0
+        assert res.stats["iterations"] == 0 and res.stats["unprovable"] == which
         many = simdplan.plan_many([(robot, env, start, goals)], link="certified", time_limit=0)[0]
         assert not many.success and many.message == res.message
     # another goal with room: planned to that one
     res = simdplan.plan(robot, env, [0.0], [[0.5], [-0.5]], link="certified", time_limit=0)
-    assert res.success and res.stats["goal_index"] == 1
+    assert res.success and res.stats["goal_index"] == 1 and "unprovable" not in res.stats
     pytest.importorskip("ompl")
     res = simdplan.plan(robot, env, [0.0], [[0.5]], planner="ompl:RRTConnect", link="certified", time_limit=0.5)
     assert not res.success and "into any goal" in res.message and res.stats["iterations"] == 0
+    assert res.stats["unprovable"] == "goals"
 
 
 def test_results_say_which_link_and_count_the_certificates():

@@ -115,12 +115,12 @@ def cmd_plan(args) -> int:
     if meshes is not None and not meshes.valid:
         err(f"the returned path collides with the robot's collision meshes: {meshes.first_collision}")
         return 3
+    if not result.success and stats.get("unprovable"):  # refused before planning, with the reason
+        err(f"no path planned: {result.message}" + ("; nothing written" if args.out else ""))
+        return 1
     if not result.success and ompl:
         err(f"no path found within {seconds(checked.time_limit)} ({checked.planner}, seed {checked.seed}: "
              f"OMPL status {stats.get('ompl_status', '-')})" + ("; nothing written" if args.out else ""))
-        return 1
-    if not result.success and result.message.startswith("certified Link cannot prove"):
-        err(f"no path planned: {result.message}" + ("; nothing written" if args.out else ""))
         return 1
     if not result.success:
         limit = []
