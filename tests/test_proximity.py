@@ -321,7 +321,7 @@ def test_certified_never_calls_a_self_contact_free(isa, name):
     # (RobotView::pair_list_reach); an edge that grazes itself between samples must still fail.
     from simdplan.bench import robots as bench_robots
 
-    robot = bench_robots.dual_arm() if name == "dual_arm" else sp_robots.load(name)
+    robot = bench_robots.load(name)
     rng = np.random.default_rng(17)
     cases = thin_self_contacts(robot, rng, 12)
     assert len(cases) == 12
@@ -430,7 +430,7 @@ def test_certified_simplified_paths_are_free_everywhere(name):
     # (Checker::piece); the paths must still be free at any resolution
     from simdplan.bench import robots as bench_robots
 
-    robot = bench_robots.dual_arm() if name == "dual_arm" else sp_robots.load(name)
+    robot = bench_robots.load(name)
     for family in ("shelf", "box"):
         for scene in simdplan.scenes.generate(robot, family, 2, seed=3):
             res = simdplan.plan(robot, scene.env, scene.start, scene.goals, link="certified", seed=4, time_limit=0)
