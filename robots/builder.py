@@ -53,9 +53,11 @@ class RobotBuilder:
         return self
 
     def joint(self, name: str, type: str, parent: str, child: str, *, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0),
-              origin=None, axis=(0.0, 0.0, 1.0), limits=None, mimic: tuple | None = None) -> "RobotBuilder":
+              origin=None, axis=(0.0, 0.0, 1.0), limits=None, mimic: tuple | None = None,
+              velocity: float | None = None) -> "RobotBuilder":
         """Adds a joint from ``parent`` to ``child`` (links may be added before or after).
-        mimic: (joint, multiplier, offset) to follow another joint."""
+        mimic: (joint, multiplier, offset) to follow another joint. velocity: the joint's speed limit
+        (rad/s or m/s), as a URDF's <limit velocity=...>; time parameterization uses it."""
         if not isinstance(name, str) or not name:
             raise ValueError("joint names must be non-empty strings")
         if any(j.name == name for j in self._joints):
@@ -88,7 +90,14 @@ class RobotBuilder:
         if mimic is not None:
             target, mult, off = mimic
             mim = Mimic(str(target), float(mult), float(off))
-        self._joints.append(JointDesc(name, type, parent, child, pose, ax, lo, hi, mim))
+        vel = None
+        if velocity is not None:
+            if type == "fixed":
+                raise ValueError(f"joint {name!r}: a fixed joint has no velocity limit")
+            vel = float(velocity)
+            if not (np.isfinite(vel) and vel > 0):
+                raise ValueError(f"joint {name!r}: velocity must be finite and > 0, got {velocity!r}")
+        self._joints.append(JointDesc(name, type, parent, child, pose, ax, lo, hi, mim, vel))
         return self
 
     def disable_collisions(self, link_a: str, link_b: str) -> "RobotBuilder":

@@ -53,6 +53,8 @@ class JointDesc:
     lower: float
     upper: float
     mimic: Mimic | None
+    # the URDF's <limit velocity=...> (rad/s or m/s); None where the file gives none
+    velocity: float | None = None
 
 
 @dataclasses.dataclass
@@ -204,13 +206,18 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
             problem = limits_error(j.name, j.type, lower, upper)
             if problem:
                 raise _fail(path, problem)
+        velocity = None
+        if j.type in MOVABLE and j.limit is not None and j.limit.velocity is not None:
+            velocity = float(j.limit.velocity)
+            if not (np.isfinite(velocity) and velocity > 0):
+                raise _fail(path, f"joint {j.name!r} has velocity limit {velocity!r}: it must be finite and > 0")
         mimic = None
         if j.mimic is not None:
             mimic = Mimic(j.mimic.joint, float(j.mimic.multiplier if j.mimic.multiplier is not None else 1.0),
                           float(j.mimic.offset if j.mimic.offset is not None else 0.0))
         if not np.all(np.isfinite(origin)):
             raise _fail(path, f"joint {j.name!r} has a non-finite origin")
-        joints.append(JointDesc(j.name, j.type, j.parent, j.child, origin, axis, lower, upper, mimic))
+        joints.append(JointDesc(j.name, j.type, j.parent, j.child, origin, axis, lower, upper, mimic, velocity))
 
     names = {j.name for j in joints}
     for j in joints:

@@ -312,6 +312,13 @@ class Robot:
         return self._program.upper.copy()
 
     @property
+    def velocity_limits(self) -> np.ndarray:
+        """(dof,) float64 joint speed limits (rad/s or m/s) from the URDF's ``<limit velocity=...>``
+        (or RobotBuilder's ``velocity=``); NaN for a joint that gives none."""
+        by_name = {j.name: j.velocity for j in self.description.joints}
+        return np.array([np.nan if by_name.get(n) is None else by_name[n] for n in self.joint_names])
+
+    @property
     def link_names(self) -> list[str]:
         return list(self._program.link_names)
 

@@ -58,7 +58,7 @@ def _graft(b: RobotBuilder, name: str, parent: str, origin: np.ndarray, prefix: 
         limits = (j.lower, j.upper) if j.type in ("revolute", "prismatic") else None
         mimic = (prefix + j.mimic.joint, j.mimic.multiplier, j.mimic.offset) if j.mimic else None
         b.joint(prefix + j.name, j.type, prefix + j.parent, prefix + j.child, origin=j.origin, axis=j.axis,
-                limits=limits, mimic=mimic)
+                limits=limits, mimic=mimic, velocity=j.velocity)
         if j.type != "fixed" and j.mimic is None:
             actuated.append(prefix + j.name)
     for pair in read_srdf(srdf, set(desc.links)):
@@ -89,11 +89,11 @@ def mobile_manipulator() -> Robot:
     b.link("head_tilt_link", spheres=_grid([0.0, -0.1, -0.05], [0.12, 0.1, 0.05], [3, 3, 2], 0.05))
     b.joint("torso_fixed_joint", "fixed", "base_link", "torso_fixed_link", xyz=[-0.12, 0.0, 0.38])
     b.joint("torso_lift_joint", "prismatic", "torso_fixed_link", "torso_lift_link", xyz=[0.0, 0.0, 0.2],
-            axis=[0, 0, 1], limits=(0.0, 0.4))
+            axis=[0, 0, 1], limits=(0.0, 0.4), velocity=0.1)
     b.joint("head_pan_joint", "revolute", "torso_lift_link", "head_pan_link", xyz=[0.05, 0.0, 0.7],
-            axis=[0, 0, 1], limits=(-1.57, 1.57))
+            axis=[0, 0, 1], limits=(-1.57, 1.57), velocity=1.0)
     b.joint("head_tilt_joint", "revolute", "head_pan_link", "head_tilt_link", xyz=[0.06, 0.0, 0.1],
-            axis=[0, 1, 0], limits=(-0.76, 1.45))
+            axis=[0, 1, 0], limits=(-0.76, 1.45), velocity=1.0)
     # the head sits on the lift: an SRDF would switch these pairs off (they are rigid while the head is held)
     b.disable_collisions("head_tilt_link", "torso_lift_link")
     b.disable_collisions("torso_fixed_link", "base_link")
