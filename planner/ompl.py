@@ -46,7 +46,7 @@ import time
 
 import numpy as np
 
-from simdplan.planner.result import PlanResult, path_length
+from simdplan.planner.result import PlanContext, PlanResult, path_length
 
 PREFIX = "ompl:"
 _SEEDED = False
@@ -320,7 +320,8 @@ def _solve(robot, env, start, goals, settings, cls) -> PlanResult:
     k = int(np.argmin(np.abs(goals - path[-1]).max(axis=1)))
     path[0], path[-1] = start, goals[k]
     stats.update(final_cost=path_length(path), goal_index=k, waypoints=len(path))
-    return PlanResult(True, path, stats, settings.planner, robot.joint_names)
+    return PlanResult(True, path, stats, settings.planner, robot.joint_names,
+                      context=PlanContext(robot, env, settings.link, settings.padding, settings.resolution))
 
 
 def _stats(settings, counters: _Counters, plan_ns: int, status: str) -> dict:

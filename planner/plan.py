@@ -20,7 +20,7 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.planner.result import PlanResult
+from simdplan.planner.result import PlanContext, PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
 from simdplan.robots.robot import Robot
 from simdplan.validation import as_int, as_number
@@ -232,7 +232,7 @@ def with_clamp_note(result: PlanResult, clamp: tuple[int, str]) -> PlanResult:
     return result
 
 
-def to_result(out: dict, s: PlannerSettings, robot, start, goals, env=None) -> PlanResult:
+def to_result(out: dict, s: PlannerSettings, robot, start, goals, env) -> PlanResult:
     """The PlanResult of a core plan's output ``out`` with validated settings ``s``: the path begins
     and ends exactly at ``start`` and the goal reached; failure and partial work said in ``message``."""
     path = np.asarray(out["path"])
@@ -261,7 +261,8 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals, env=None) -> P
                      + (f" / {s.time_limit:g} s" if s.time_limit > 0 else ""))
     message = "; ".join(notes)
     stats["waypoints"] = len(path)
-    return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message)
+    return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message,
+                      context=PlanContext(robot, env, s.link, s.padding, s.resolution))
 
 
 def unprovable_note(which: str, robot, env, start, goals, padding: float) -> str:

@@ -16,6 +16,18 @@ def path_length(path: np.ndarray) -> float:
     return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum()) if len(path) > 1 else 0.0
 
 
+@dataclasses.dataclass(frozen=True)
+class PlanContext:
+    """What a plan was checked against, kept on its result so ``PlanResult.trajectory`` can check the
+    timed motion the same way: the robot, the environment, which Link, padding (m) and resolution."""
+
+    robot: object
+    env: object
+    link: str
+    padding: float
+    resolution: float
+
+
 @dataclasses.dataclass
 class PlanResult:
     """Outcome of ``simdplan.plan``.
@@ -44,18 +56,43 @@ class PlanResult:
     joint_names: list
     message: str = ""
     error: str = ""
+    # set by simdplan.plan; None on results rebuilt elsewhere (from Ray workers, from files)
+    context: PlanContext | None = dataclasses.field(default=None, repr=False, compare=False)
+    # the last trajectory() made from this result; save() writes it too
+    timed: object = dataclasses.field(default=None, repr=False, compare=False)
+
+    def trajectory(self, velocity_limits=None, acceleration_limits=None, jerk_limits=None, **kwargs):
+        """A timed motion through ``path`` (simdplan.time_parameterize, whose arguments it takes),
+        checked as executed against the robot and environment of the plan with the plan's Link,
+        padding and resolution. Kept in ``timed`` (and written by ``save``)."""
+        from simdplan.planner.trajectory import time_parameterize  # noqa: PLC0415 (imports toppra when called)
+
+        if not self.success:
+            raise ValueError(f"no path to time: the plan failed ({self.message or 'no solution'})")
+        if self.context is None:
+            raise ValueError("this result does not carry its robot and environment (it was not made by "
+                             "simdplan.plan in this process): call simdplan.time_parameterize(robot, result.path, env)")
+        c = self.context
+        opts = {"link": c.link, "padding": c.padding, "resolution": c.resolution, **kwargs}
+        self.timed = time_parameterize(c.robot, self.path, c.env, velocity_limits=velocity_limits,
+                                       acceleration_limits=acceleration_limits, jerk_limits=jerk_limits, **opts)
+        return self.timed
 
     @property
     def cost(self) -> float:
         return path_length(self.path)
 
     def to_dict(self) -> dict:
-        return {"success": bool(self.success), "planner": self.planner, "message": self.message, "error": self.error,
-                "joint_names": list(self.joint_names), "path": np.asarray(self.path).tolist(),
-                "stats": {k: (v.item() if hasattr(v, "item") else v) for k, v in self.stats.items()}}
+        out = {"success": bool(self.success), "planner": self.planner, "message": self.message, "error": self.error,
+               "joint_names": list(self.joint_names), "path": np.asarray(self.path).tolist(),
+               "stats": {k: (v.item() if hasattr(v, "item") else v) for k, v in self.stats.items()}}
+        if self.timed is not None:
+            out["trajectory"] = self.timed.to_dict()
+        return out
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the result: ``.json`` (everything) or ``.csv`` (one waypoint per row, joint names as header)."""
+        """Write the result: ``.json`` (everything, with ``trajectory`` when one was made) or ``.csv``
+        (one waypoint per row, joint names as header; a trajectory is saved with Trajectory.save)."""
         path = os.fspath(path)
         ext = os.path.splitext(path)[1].lower()
         if ext == ".json":

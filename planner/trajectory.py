@@ -1,0 +1,420 @@
+"""From a path to a timed motion: time parameterization within joint limits, checked as executed.
+
+``time_parameterize(robot, path, env)`` (and ``PlanResult.trajectory``) returns a ``Trajectory``:
+
+- Without jerk limits (method "toppra"): corners are blended by circular arcs within
+  ``max_deviation`` (planner.blend), then TOPP-RA (the ``toppra`` package; H. Pham and Q.-C. Pham,
+  "A new approach to time-optimal path parameterization based on reachability analysis", IEEE T-RO
+  2018) gives the fastest speed along that curve under the velocity and acceleration limits, at rest
+  at the start, the end and every corner that is not blended. Between TOPP-RA's gridpoints the path
+  acceleration is constant, and positions are evaluated on the blended curve itself, so the motion
+  never leaves the curve that was checked.
+- With jerk limits (method "ruckig"): Ruckig (the ``ruckig`` package, community version; L. Berscheid
+  and T. Kroeger, "Jerk-limited real-time trajectory generation with arbitrary target states", RSS
+  2021) moves rest to rest along every edge with phase synchronization, which keeps each move on its
+  straight edge. NOTE: corners are not blended in this mode (the community version has no waypoints);
+  every waypoint is a stop.
+
+The executed curve is the checked curve: every edge of the path is checked again (certified Link
+proves it, or discrete samples at the planning resolution), and every arc as planner.blend says.
+Where an arc is not free its corner's deviation is cut to a quarter, up to three times, then the
+motion stops at that corner; ``Trajectory.stats`` counts how often.
+
+Limits are checked on the result at 1 kHz by finite differences; if any is exceeded (between
+TOPP-RA's gridpoints, on arcs) the section is parameterized again under limits 2% tighter.
+
+Units: seconds; joint values in rad or m; velocities per second, accelerations per second squared.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import time
+
+import numpy as np
+
+from simdplan.planner.blend import BlendedPath, arc_is_free, sphere_speed
+from simdplan.validation import check_padding
+
+# default acceleration limit = this times the velocity limit (1/s): a joint reaches its top speed
+# from rest in half a second. URDFs give no acceleration limits; pass your robot's where you know them.
+DEFAULT_ACCELERATION_RATE = 2.0
+# joint-space distance (rad / m) a blended corner may pass from its waypoint, by default
+DEFAULT_MAX_DEVIATION = 0.05
+# a corner whose arc collides is retried at a quarter of its deviation this many times, then stops
+BLEND_RETRIES = 3
+# seconds between the rows of Trajectory.t / q / qd / qdd (sample() gives any time)
+DEFAULT_SAMPLE_PERIOD = 0.01
+# rate (Hz) of the finite-difference limit check and its relative slack for rounding
+CHECK_RATE = 1000.0
+LIMIT_SLACK = 1e-6
+# TOPP-RA holds the limits at its gridpoints only; on arcs the velocity and acceleration of a joint
+# vary between them (by about 1% at ARC_GRID_ANGLE), so it is given limits this much tighter first
+# and 2% tighter again on a stretch whose check still fails
+LIMIT_MARGIN = 0.015
+# TOPP-RA gridpoints: at most this joint-space distance apart on lines, this angle apart on arcs
+GRID_STEP = 0.05
+ARC_GRID_ANGLE = np.pi / 32
+METHODS = ("toppra", "ruckig")
+
+
+class Trajectory:
+    """A timed motion. ``t`` (n,) seconds from 0 to ``duration``; ``q``, ``qd``, ``qdd`` (n, dof)
+    positions, velocities, accelerations at those times (every ``sample_period`` and the end).
+    ``sample(times)`` evaluates the exact motion at any times. ``stats``: method, duration, corners,
+    blended, reduced (blends cut to stay collision-free), stopped (corners where the motion rests),
+    deviations (per corner, the deviation used), limit_retries, parameterize_time_ns, check_time_ns."""
+
+    def __init__(self, joint_names, sections, stats: dict, sample_period: float = DEFAULT_SAMPLE_PERIOD):
+        self.joint_names = list(joint_names)
+        self._sections = sections  # list of (t0, duration, evaluate(tau) -> (q, qd, qdd))
+        self.duration = float(sum(d for _, d, _ in sections))
+        self.stats = stats
+        self.stats["duration"] = self.duration
+        n = int(np.floor(self.duration / sample_period + 1e-9)) + 1
+        t = np.arange(n) * sample_period
+        if t[-1] < self.duration:
+            t = np.r_[t, self.duration]
+        self.t = t
+        self.q, self.qd, self.qdd = self.sample(t)
+
+    def sample(self, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, qd, qdd), each (len(times), dof), at ``times`` (seconds, clipped to [0, duration])."""
+        tt = np.clip(np.atleast_1d(np.asarray(times, dtype=np.float64)), 0.0, self.duration)
+        dof = len(self.joint_names)
+        q, qd, qdd = np.empty((len(tt), dof)), np.empty((len(tt), dof)), np.empty((len(tt), dof))
+        starts = np.array([t0 for t0, _, _ in self._sections])
+        which = np.clip(np.searchsorted(starts, tt, side="right") - 1, 0, len(self._sections) - 1)
+        for k in np.unique(which):
+            m = which == k
+            t0, d, evaluate = self._sections[k]
+            q[m], qd[m], qdd[m] = evaluate(np.clip(tt[m] - t0, 0.0, d))
+        return q, qd, qdd
+
+    def limit_violations(self, velocity_limits, acceleration_limits, jerk_limits=None, rate: float = CHECK_RATE) -> dict:
+        """Largest ratio |value| / limit per kind, from finite differences of positions sampled at
+        ``rate`` Hz (velocity: first differences; acceleration: second; jerk: third). A ratio above
+        1 + LIMIT_SLACK is a violation."""
+        n = max(4, int(np.ceil(self.duration * rate)) + 1)
+        t = np.linspace(0.0, self.duration, n)
+        return fd_ratios(self.sample(t)[0], t, velocity_limits, acceleration_limits, jerk_limits)
+
+    def to_dict(self) -> dict:
+        return {"joint_names": self.joint_names, "duration": self.duration, "t": self.t.tolist(),
+                "q": self.q.tolist(), "qd": self.qd.tolist(), "qdd": self.qdd.tolist(),
+                "stats": {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.stats.items()}}
+
+    def save(self, path: str | os.PathLike) -> None:
+        """``.json``: everything (to_dict). ``.csv``: one row per sample time; columns ``t`` (s), then
+        ``q:<joint>``, ``qd:<joint>``, ``qdd:<joint>`` for every joint (rad or m, per s, per s^2)."""
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1].lower()
+        if ext == ".json":
+            with open(path, "w") as f:
+                json.dump(self.to_dict(), f)
+        elif ext == ".csv":
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["t"] + [f"{p}:{n}" for p in ("q", "qd", "qdd") for n in self.joint_names])
+                for row in np.column_stack([self.t, self.q, self.qd, self.qdd]):
+                    w.writerow([repr(float(x)) for x in row])
+        else:
+            raise ValueError(f"cannot save a trajectory as {ext or 'a file without extension'!r}: use .json or .csv")
+
+    def __repr__(self) -> str:
+        return (f"Trajectory(duration={self.duration:.3f} s, samples={len(self.t)}, method={self.stats.get('method')!r}, "
+                f"stopped={self.stats.get('stopped')}, reduced={self.stats.get('reduced')})")
+
+
+def fd_ratios(q: np.ndarray, t: np.ndarray, velocity_limits, acceleration_limits, jerk_limits=None) -> dict:
+    """Largest |finite difference| / limit per kind ("velocity", "acceleration", "jerk" when given)
+    of positions ``q`` (n, dof) at the evenly spaced times ``t`` (n,)."""
+    dt = t[1] - t[0] if len(t) > 1 and t[-1] > t[0] else 1.0
+    out = {}
+    v = np.diff(q, axis=0) / dt
+    out["velocity"] = float((np.abs(v) / velocity_limits).max()) if len(v) else 0.0
+    a = np.diff(v, axis=0) / dt
+    out["acceleration"] = float((np.abs(a) / acceleration_limits).max()) if len(a) else 0.0
+    if jerk_limits is not None:
+        j = np.diff(a, axis=0) / dt
+        out["jerk"] = float((np.abs(j) / jerk_limits).max()) if len(j) else 0.0
+    return out
+
+
+def _limits(value, default, dof: int, names, what: str, scale: float) -> np.ndarray:
+    if value is None:
+        value = default
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim == 0:
+        arr = np.full(dof, float(arr))
+    if arr.shape != (dof,):
+        raise ValueError(f"{what} must be a number or {dof} numbers (one per joint), got shape {arr.shape}")
+    bad = [names[j] for j in range(dof) if not (np.isfinite(arr[j]) and arr[j] > 0)]
+    if bad:
+        src = "" if value is not default else " (the robot's, from its URDF)"
+        raise ValueError(f"{what}{src} must be finite and > 0 for every joint; not so for {', '.join(bad)}"
+                         + ("; pass them explicitly" if value is default else ""))
+    return arr * scale
+
+
+def _scale(v, what: str) -> float:
+    f = float(v)
+    if not (np.isfinite(f) and 0 < f <= 1):
+        raise ValueError(f"{what} must be in (0, 1], got {v!r}")
+    return f
+
+
+def time_parameterize(robot, path, env=None, *, velocity_limits=None, acceleration_limits=None, jerk_limits=None,
+                      velocity_scale: float = 1.0, acceleration_scale: float = 1.0, method: str | None = None,
+                      max_deviation: float = DEFAULT_MAX_DEVIATION, link: str = "certified", padding: float = 0.0,
+                      resolution: float | None = None, sample_period: float = DEFAULT_SAMPLE_PERIOD) -> Trajectory:
+    """A timed trajectory through ``path`` ((k, dof) waypoints, as PlanResult.path) for ``robot``,
+    collision-free in ``env`` as executed (see the module docstring).
+
+    velocity_limits: (dof,) or one number, rad/s or m/s (default: robot.velocity_limits, from the
+    URDF). acceleration_limits: per s^2 (default: DEFAULT_ACCELERATION_RATE times the robot's velocity
+    limits). jerk_limits: per s^3; when given, method "ruckig" (no blending). The scales (0, 1] multiply
+    the limits. max_deviation: joint-space distance a blended corner may pass from its waypoint (0:
+    stop at every corner). link: "certified" (proven) or "discrete" (samples at ``resolution``, default
+    robot.resolution) for the check of the executed curve; padding (m) as in planning.
+    """
+    if jerk_limits is None and method in (None, "toppra"):
+        _toppra()  # before the clock starts: the first import is not the parameterization's time
+    t_start = time.perf_counter_ns()
+    names = robot.joint_names
+    dof = robot.dof
+    q = robot.check_joint_values(np.atleast_2d(np.asarray(path, dtype=np.float64)), "path")
+    if q.shape[1] != dof or len(q) < 1:
+        raise ValueError(f"path must be (k, {dof}) waypoints with k >= 1, got shape {q.shape}")
+    if link not in ("certified", "discrete"):
+        raise ValueError(f'link must be "certified" or "discrete", got {link!r}')
+    if method is None:
+        method = "ruckig" if jerk_limits is not None else "toppra"
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    dev = float(max_deviation)
+    if not (np.isfinite(dev) and dev >= 0):
+        raise ValueError(f"max_deviation must be finite and >= 0 (rad or m of joint space), got {max_deviation!r}")
+    period = float(sample_period)
+    if not (np.isfinite(period) and period > 0):
+        raise ValueError(f"sample_period must be a positive number of seconds, got {sample_period!r}")
+    padding = check_padding(padding)
+    robot_v = robot.velocity_limits
+    v = _limits(velocity_limits, robot_v, dof, names, "velocity_limits", _scale(velocity_scale, "velocity_scale"))
+    a_default = DEFAULT_ACCELERATION_RATE * robot_v if acceleration_limits is None else None
+    a = _limits(acceleration_limits, a_default, dof, names, "acceleration_limits",
+                _scale(acceleration_scale, "acceleration_scale"))
+    j = None
+    if jerk_limits is not None:
+        j = _limits(jerk_limits, None, dof, names, "jerk_limits", 1.0)
+    if method == "ruckig" and j is None:
+        raise ValueError("method 'ruckig' needs jerk_limits (per s^3)")
+    if method == "toppra" and j is not None:
+        raise ValueError("TOPP-RA does not bound jerk: with jerk_limits use method 'ruckig' (or leave method unset)")
+
+    _check_edges(robot, env, q, link, padding, resolution)
+    t_check = time.perf_counter_ns() - t_start
+    stats = {"method": method, "link": link, "max_deviation": dev, "velocity_limits": v, "acceleration_limits": a}
+    if method == "ruckig":
+        from simdplan.planner.trajectory_ruckig import rest_to_rest_sections  # noqa: PLC0415 (optional dependency)
+
+        t0 = time.perf_counter_ns()
+        sections = rest_to_rest_sections(q, v, a, j)
+        corners = max(len(q) - 2, 0)
+        stats.update(jerk_limits=j, corners=corners, blended=0, reduced=0, stopped=corners,
+                     deviations=np.zeros(corners), limit_retries=0, check_time_ns=t_check,
+                     parameterize_time_ns=time.perf_counter_ns() - t0)
+        return Trajectory(names, sections, stats, period)
+
+    t0 = time.perf_counter_ns()
+    blended, reduced = _blend_free(robot, env, q, dev, link, padding, resolution)
+    t_check += time.perf_counter_ns() - t0
+    t0 = time.perf_counter_ns()
+    sections, retries = _toppra_sections(blended, v, a)
+    used = blended.used_deviations()
+    stats.update(corners=len(used), blended=int((used > 0).sum()), reduced=reduced,
+                 stopped=int(sum(c["kind"] == "stop" for c in blended.corners)), deviations=used,
+                 limit_retries=retries, check_time_ns=t_check, parameterize_time_ns=time.perf_counter_ns() - t0)
+    return Trajectory(names, sections, stats, period)
+
+
+def _check_edges(robot, env, q: np.ndarray, link: str, padding: float, resolution) -> None:
+    """Every edge of the path is collision-free under ``link``, or a ValueError names the first that is not."""
+    for e in range(len(q) - 1):
+        if link == "certified":
+            cert = robot.certify_motion(q[e], q[e + 1], env, padding)
+            ok, why = cert.free, f"certified Link says {cert.status}"
+        else:
+            ok = robot.is_motion_valid(q[e], q[e + 1], env, resolution, padding)
+            why = "a discrete sample collides"
+        if not ok:
+            raise ValueError(f"edge {e} of the path (waypoint {e} to {e + 1}) is not collision-free: {why}")
+
+
+def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float, resolution):
+    """The blended path with every arc collision-free: colliding arcs' deviations are quartered up to
+    BLEND_RETRIES times, then those corners stop. Returns (BlendedPath, corners reduced)."""
+    devs = np.full(max(len(q) - 2, 0), dev)
+    tries = np.zeros(len(devs), dtype=int)
+    speed = sphere_speed(robot) if link == "certified" else 0.0
+    checked: dict[tuple[int, float], bool] = {}
+    while True:
+        path = BlendedPath(q, devs)
+        # corner indices of the deduplicated path map back to the input's through their waypoints
+        bad = []
+        for c in path.arcs():
+            key = (c["index"], round(c["deviation"], 15))
+            if key not in checked:
+                checked[key] = arc_is_free(robot, env, c, link, padding, resolution, speed)
+            if not checked[key]:
+                bad.append(c["index"])
+        if not bad:
+            return path, int((tries > 0).sum())
+        orig = _original_corner_index(q, path, bad)
+        for i in orig:
+            tries[i] += 1
+            devs[i] = 0.0 if tries[i] > BLEND_RETRIES else devs[i] / 4.0
+
+
+def _original_corner_index(q: np.ndarray, path: BlendedPath, corners: list[int]) -> list[int]:
+    """Corner indices (0-based over q's interior waypoints) of the deduplicated path's waypoints."""
+    out = []
+    for i in corners:
+        w = path.waypoints[i]
+        k = int(np.argmin(np.abs(q[1:-1] - w).max(axis=1)))
+        out.append(k)
+    return out
+
+
+class _Section:
+    """The stretch [s0, s1] of a BlendedPath as a TOPP-RA geometric path."""
+
+    def __init__(self, path: BlendedPath, s0: float, s1: float):
+        self.path, self.s0, self.s1 = path, s0, s1
+
+    def __call__(self, ss, order: int = 0):
+        return self.path(np.asarray(ss, dtype=np.float64), order)
+
+    @property
+    def dof(self) -> int:
+        return self.path.dof
+
+    @property
+    def path_interval(self) -> np.ndarray:
+        return np.array([self.s0, self.s1])
+
+    @property
+    def waypoints(self):
+        return None
+
+
+def _gridpoints(path: BlendedPath, s0: float, s1: float) -> np.ndarray:
+    """Piece boundaries inside [s0, s1], lines cut every GRID_STEP, arcs every ARC_GRID_ANGLE."""
+    pts = [s0, s1]
+    for p in path.pieces:
+        a, b = p[1], p[1] + (p[4] if p[0] == "line" else p[3])
+        if b <= s0 or a >= s1:
+            continue
+        n = int(np.ceil((b - a) / GRID_STEP)) if p[0] == "line" else int(np.ceil(p[2]["alpha"] / ARC_GRID_ANGLE))
+        pts.extend(np.linspace(max(a, s0), min(b, s1), max(n, 1) + 1))
+    g = np.unique(np.clip(pts, s0, s1))
+    return g[np.r_[True, np.diff(g) > 1e-12]]
+
+
+def _toppra():
+    """The toppra package (imported on first use: it loads matplotlib, about 0.3 s)."""
+    try:
+        import toppra  # noqa: PLC0415 (optional dependency)
+        import toppra.algorithm  # noqa: PLC0415
+        import toppra.constraint  # noqa: PLC0415
+    except ImportError as exc:
+        raise ImportError('time parameterization needs toppra: pip install "simdplan[timing]"') from exc
+    logging.getLogger("toppra").setLevel(logging.ERROR)  # its INFO/WARNING lines would flood a batch
+    return toppra
+
+
+def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
+    """Rest-to-rest TOPP-RA between consecutive stops; limits tightened 2% on a section whose 1 kHz
+    finite-difference check exceeds them (after LIMIT_MARGIN). Returns (sections, retries)."""
+    toppra = _toppra()
+    sections, t0, retries = [], 0.0, 0
+    for s0, s1 in zip(path.stops[:-1], path.stops[1:]):
+        if s1 - s0 <= 0:
+            continue
+        grid = _gridpoints(path, s0, s1)
+        shrink = 1.0 - LIMIT_MARGIN
+        for _ in range(12):
+            algo = toppra.algorithm.TOPPRA(_constraints(v, a, shrink), _Section(path, s0, s1), gridpoints=grid,
+                                           solver_wrapper="seidel")
+            algo.compute_parameterization(0.0, 0.0)
+            data = algo.problem_data
+            if data.sd_vec is None or np.any(~np.isfinite(data.sd_vec)):
+                raise RuntimeError(f"TOPP-RA could not parameterize the stretch s = [{s0:.4g}, {s1:.4g}] "
+                                   f"(return code {data.return_code})")
+            section = _ConstAccel(path, grid, np.maximum(data.sd_vec, 0.0))
+            tt = np.linspace(0.0, section.duration, max(4, int(np.ceil(section.duration * CHECK_RATE)) + 1))
+            if max(fd_ratios(section.positions(tt), tt, v, a).values()) <= 1.0 + LIMIT_SLACK:
+                break
+            shrink *= 0.98
+            retries += 1
+        else:
+            raise RuntimeError("limits still exceeded after tightening them 12 times; please report this path")
+        sections.append((t0, section.duration, section))
+        t0 += section.duration
+    if not sections:  # a path that does not move
+        sections.append((0.0, 0.0, _ConstAccel(path, np.array([0.0, 0.0]), np.zeros(2))))
+    return sections, retries
+
+
+_CONSTRAINTS: dict = {}
+
+
+def _constraints(v: np.ndarray, a: np.ndarray, shrink: float) -> list:
+    """TOPP-RA's joint velocity and acceleration constraints, kept between calls: building them
+    formats the limit arrays for an assertion message, a third of a short path's parameterization."""
+    import toppra.constraint  # noqa: PLC0415 (optional dependency)
+
+    key = (v.tobytes(), a.tobytes(), shrink)
+    cons = _CONSTRAINTS.get(key)
+    if cons is None:
+        if len(_CONSTRAINTS) > 64:
+            _CONSTRAINTS.clear()
+        cons = _CONSTRAINTS[key] = [toppra.constraint.JointVelocityConstraint(v * shrink),
+                                    toppra.constraint.JointAccelerationConstraint(a * shrink)]
+    return cons
+
+
+class _ConstAccel:
+    """s(t) with constant path acceleration between TOPP-RA's gridpoints (sd given at each); positions
+    on the path itself."""
+
+    def __init__(self, path: BlendedPath, grid: np.ndarray, sd: np.ndarray):
+        self.path = path
+        self.s = grid
+        self.sd = sd
+        ds = np.diff(grid)
+        speed_sum = sd[:-1] + sd[1:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dt = np.where(speed_sum > 0, 2.0 * ds / np.where(speed_sum > 0, speed_sum, 1.0), 0.0)
+            self.sdd = np.where(ds > 0, (sd[1:] ** 2 - sd[:-1] ** 2) / (2.0 * np.where(ds > 0, ds, 1.0)), 0.0)
+        self.t = np.r_[0.0, np.cumsum(dt)]
+        self.duration = float(self.t[-1])
+
+    def _s(self, tau: np.ndarray):
+        k = np.clip(np.searchsorted(self.t, tau, side="right") - 1, 0, max(len(self.t) - 2, 0))
+        u = tau - self.t[k]
+        sdd = self.sdd[k] if len(self.sdd) else np.zeros_like(u)
+        s = self.s[k] + self.sd[k] * u + 0.5 * sdd * u * u
+        s = np.minimum(s, self.s[np.minimum(k + 1, len(self.s) - 1)])
+        return s, np.maximum(self.sd[k] + sdd * u, 0.0), sdd
+
+    def positions(self, tau: np.ndarray) -> np.ndarray:
+        return self.path(self._s(tau)[0], 0)
+
+    def __call__(self, tau: np.ndarray):
+        s, sd, sdd = self._s(tau)
+        p0, p1, p2 = self.path(s, 0), self.path(s, 1), self.path(s, 2)
+        return p0, p1 * sd[:, None], p2 * (sd * sd)[:, None] + p1 * sdd[:, None]
