@@ -2,6 +2,7 @@
 
     simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
                         [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
+                        [--timed [--velocity-scale F] [--acceleration-scale F] [--max-deviation D] [--jerk-limit J]]
     simdplan batch SCENES_OR_DIR... --out OUT.jsonl [--resume] [--workers N] [--ray ADDRESS] [settings flags as plan]
     simdplan generate --robot NAME|URDF --out DIR [--families ...] [--problems N] [--planners rrtc,rrt] [--seed N]
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
@@ -86,6 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-meshes", action="store_true",
                    help="re-check the path against the robot's collision meshes (convex hulls, needs coal: "
                         "pip install simdplan[verify]); exit code 3 if it collides")
+    p.add_argument("--timed", action="store_true",
+                   help="also time the path within the robot's joint limits (TOPP-RA, corners blended; needs "
+                        "pip install simdplan[timing]); with --out, .csv writes the trajectory (t, q, qd, qdd)")
+    p.add_argument("--velocity-scale", type=float, metavar="F", help="with --timed: fraction (0, 1] of the "
+                   "velocity limits (default 1)")
+    p.add_argument("--acceleration-scale", type=float, metavar="F", help="with --timed: fraction (0, 1] of the "
+                   "acceleration limits (default 1)")
+    p.add_argument("--max-deviation", type=float, metavar="D", help="with --timed: joint-space distance (rad, m) a "
+                   "blended corner may pass from its waypoint (0: stop at every corner; default 0.05)")
+    p.add_argument("--jerk-limit", type=float, metavar="J", help="with --timed: every joint's jerk limit (per s^3); "
+                   "moves rest to rest along each edge with Ruckig (no blending)")
     p.set_defaults(func=cmd_plan)
 
     t = sub.add_parser("batch", parents=[debug], help="plan many scene files on every core, results to a JSONL file",

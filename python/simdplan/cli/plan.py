@@ -20,6 +20,30 @@ def _check_out(out: str | None) -> None:
         check_output("--out", out, (".json", ".csv"))
 
 
+def _timed(args, result, checked):
+    """The trajectory --timed asks for (PlanResult.trajectory), or a UserError saying why not."""
+    opts = {"velocity_scale": args.velocity_scale, "acceleration_scale": args.acceleration_scale,
+            "max_deviation": args.max_deviation, "jerk_limits": args.jerk_limit}
+    try:
+        return result.trajectory(**{k: v for k, v in opts.items() if v is not None})
+    except ImportError as exc:
+        raise UserError(f"--timed: {exc}") from exc
+    except ValueError as exc:
+        raise UserError(f"--timed: {exc}") from exc
+
+
+def _trajectory_row(timed) -> str:
+    st = timed.stats
+    if st["method"] == "ruckig":
+        how = f"Ruckig, jerk-limited, at rest at all {st['corners']} corners"
+    else:
+        how = (f"TOPP-RA, {st['blended']} of {st['corners']} corners blended within {st['max_deviation']:g}"
+               + (f", {st['reduced']} blends cut to stay collision-free" if st["reduced"] else "")
+               + (f", at rest at {st['stopped']}" if st["stopped"] else ""))
+    return (f"{timed.duration:.3f} s ({how}); the executed curve checked with {st['link']} Link; "
+            f"timed in {fmt_time_ns(st['parameterize_time_ns'])}, checked in {fmt_time_ns(st['check_time_ns'])}")
+
+
 def cmd_plan(args) -> int:
     import simdplan
 
@@ -100,11 +124,17 @@ def cmd_plan(args) -> int:
         ]
         if meshes is not None:
             rows.append(("mesh check", _mesh_row(meshes)))
+    timed = _timed(args, result, checked) if result.success and getattr(args, "timed", False) else None
+    if timed is not None:
+        rows.append(("trajectory", _trajectory_row(timed)))
     rows.append(("ISA", f"{info['isa']} ({info['lanes']} float lanes)"))
 
     if result.success and args.out:
         try:
-            result.save(args.out)
+            if timed is not None and args.out.lower().endswith(".csv"):
+                timed.save(args.out)
+            else:
+                result.save(args.out)
         except (OSError, ValueError) as exc:
             raise UserError(f"--out {args.out}: {getattr(exc, 'strerror', None) or exc}") from exc
         rows.append(("written", args.out))
