@@ -21,7 +21,8 @@ Where an arc is not free its corner's deviation is cut to a quarter, up to three
 motion stops at that corner; ``Trajectory.stats`` counts how often.
 
 Limits are checked on the result at 1 kHz by finite differences; if any is exceeded (between
-TOPP-RA's gridpoints, on arcs) the section is parameterized again under limits 2% tighter.
+TOPP-RA's gridpoints, on arcs) the grid intervals where it happens are split and the stretch is
+parameterized again (limits 2% tighter where splitting cannot help).
 
 Units: seconds; joint values in rad or m; velocities per second, accelerations per second squared.
 """
@@ -36,6 +37,7 @@ import time
 
 import numpy as np
 
+from simdplan.path_check import DEFAULT_MIN_STEP, certified_edge
 from simdplan.planner.blend import BlendedPath, arc_is_free, sphere_speed
 from simdplan.validation import check_padding
 
@@ -52,12 +54,14 @@ DEFAULT_SAMPLE_PERIOD = 0.01
 CHECK_RATE = 1000.0
 LIMIT_SLACK = 1e-6
 # TOPP-RA holds the limits at its gridpoints only; on arcs the velocity and acceleration of a joint
-# vary between them (by about 1% at ARC_GRID_ANGLE), so it is given limits this much tighter first
-# and 2% tighter again on a stretch whose check still fails
+# vary between them (by about 1% at ARC_GRID_ANGLE), so it is given limits this much tighter
+# (where the check still fails, the grid is refined there)
 LIMIT_MARGIN = 0.015
 # TOPP-RA gridpoints: at most this joint-space distance apart on lines, this angle apart on arcs
 GRID_STEP = 0.05
 ARC_GRID_ANGLE = np.pi / 32
+# gridpoints per stretch at most when intervals are split where limits are exceeded
+MAX_GRIDPOINTS = 4000
 METHODS = ("toppra", "ruckig")
 
 
@@ -127,6 +131,27 @@ class Trajectory:
     def __repr__(self) -> str:
         return (f"Trajectory(duration={self.duration:.3f} s, samples={len(self.t)}, method={self.stats.get('method')!r}, "
                 f"stopped={self.stats.get('stopped')}, reduced={self.stats.get('reduced')})")
+
+
+def _over_limits(q: np.ndarray, t: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per sample time: whether a finite difference touching it exceeds a limit (beyond LIMIT_SLACK)."""
+    dt = t[1] - t[0] if len(t) > 1 and t[-1] > t[0] else 1.0
+    vel = np.diff(q, axis=0) / dt
+    acc = np.diff(vel, axis=0) / dt
+    bad_v = (np.abs(vel) > v * (1 + LIMIT_SLACK)).any(axis=1)
+    bad_a = (np.abs(acc) > a * (1 + LIMIT_SLACK)).any(axis=1)
+    over = np.zeros(len(t), dtype=bool)
+    over[:-1] |= bad_v
+    over[1:] |= bad_v
+    over[1:-1] |= bad_a
+    return over
+
+
+def _split_where(grid: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``grid`` with the midpoint added to every interval holding one of ``s`` and longer than 1e-6."""
+    k = np.unique(np.clip(np.searchsorted(grid, s, side="right") - 1, 0, len(grid) - 2))
+    k = k[np.diff(grid)[k] > 1e-6]
+    return np.union1d(grid, 0.5 * (grid[k] + grid[k + 1]))
 
 
 def fd_ratios(q: np.ndarray, t: np.ndarray, velocity_limits, acceleration_limits, jerk_limits=None) -> dict:
@@ -245,8 +270,9 @@ def _check_edges(robot, env, q: np.ndarray, link: str, padding: float, resolutio
     """Every edge of the path is collision-free under ``link``, or a ValueError names the first that is not."""
     for e in range(len(q) - 1):
         if link == "certified":
-            cert = robot.certify_motion(q[e], q[e + 1], env, padding)
-            ok, why = cert.free, f"certified Link says {cert.status}"
+            # as simdplan.check_path does: an edge a planner proved as a piece of a longer edge may
+            # need finer steps when certified on its own
+            ok, why = certified_edge(robot, env, q[e], q[e + 1], padding, DEFAULT_MIN_STEP), "it cannot be certified"
         else:
             ok = robot.is_motion_valid(q[e], q[e + 1], env, resolution, padding)
             why = "a discrete sample collides"
@@ -289,7 +315,7 @@ def _original_corner_index(q: np.ndarray, path: BlendedPath, corners: list[int])
     return out
 
 
-class _Section:
+class PathSection:
     """The stretch [s0, s1] of a BlendedPath as a TOPP-RA geometric path."""
 
     def __init__(self, path: BlendedPath, s0: float, s1: float):
@@ -337,8 +363,9 @@ def _toppra():
 
 
 def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
-    """Rest-to-rest TOPP-RA between consecutive stops; limits tightened 2% on a section whose 1 kHz
-    finite-difference check exceeds them (after LIMIT_MARGIN). Returns (sections, retries)."""
+    """Rest-to-rest TOPP-RA between consecutive stops, under the limits less LIMIT_MARGIN; where the
+    1 kHz finite-difference check still finds them exceeded, the grid is split there (or, failing
+    that, the limits tightened 2%) and the stretch solved again. Returns (sections, retries)."""
     toppra = _toppra()
     sections, t0, retries = [], 0.0, 0
     for s0, s1 in zip(path.stops[:-1], path.stops[1:]):
@@ -346,8 +373,8 @@ def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
             continue
         grid = _gridpoints(path, s0, s1)
         shrink = 1.0 - LIMIT_MARGIN
-        for _ in range(12):
-            algo = toppra.algorithm.TOPPRA(_constraints(v, a, shrink), _Section(path, s0, s1), gridpoints=grid,
+        for _ in range(24):
+            algo = toppra.algorithm.TOPPRA(_constraints(v, a, shrink), PathSection(path, s0, s1), gridpoints=grid,
                                            solver_wrapper="seidel")
             algo.compute_parameterization(0.0, 0.0)
             data = algo.problem_data
@@ -356,12 +383,20 @@ def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
                                    f"(return code {data.return_code})")
             section = _ConstAccel(path, grid, np.maximum(data.sd_vec, 0.0))
             tt = np.linspace(0.0, section.duration, max(4, int(np.ceil(section.duration * CHECK_RATE)) + 1))
-            if max(fd_ratios(section.positions(tt), tt, v, a).values()) <= 1.0 + LIMIT_SLACK:
+            over = _over_limits(section.positions(tt), tt, v, a)
+            if not over.any():
                 break
-            shrink *= 0.98
             retries += 1
+            # first split the grid intervals where the limits are exceeded (on arcs, between gridpoints);
+            # where that cannot help (intervals already short), tighten the limits instead
+            finer = _split_where(grid, section.s_at(tt[over]))
+            if len(finer) > len(grid) and len(finer) <= MAX_GRIDPOINTS:
+                grid = finer
+            else:
+                shrink *= 0.98
         else:
-            raise RuntimeError("limits still exceeded after tightening them 12 times; please report this path")
+            raise RuntimeError("limits still exceeded after refining the grid and tightening them; please report "
+                               "this path")
         sections.append((t0, section.duration, section))
         t0 += section.duration
     if not sections:  # a path that does not move
@@ -413,6 +448,9 @@ class _ConstAccel:
 
     def positions(self, tau: np.ndarray) -> np.ndarray:
         return self.path(self._s(tau)[0], 0)
+
+    def s_at(self, tau: np.ndarray) -> np.ndarray:
+        return self._s(tau)[0]
 
     def __call__(self, tau: np.ndarray):
         s, sd, sdd = self._s(tau)

@@ -138,7 +138,7 @@ def check_path(robot, env, path, start=None, goals=None, resolution: float | Non
                        f"deepest penetration {depth * 1e3:.3g} mm")
     if certified:
         uncertified = [i for i, (a, b) in enumerate(zip(path[:-1], path[1:]))
-                       if not _certified(robot, env, a, b, padding, min_step)]
+                       if not certified_edge(robot, env, a, b, padding, min_step)]
         if uncertified:
             bad += len(uncertified)
             failing = sorted(set(failing) | set(uncertified))
@@ -148,7 +148,7 @@ def check_path(robot, env, path, start=None, goals=None, resolution: float | Non
                      max_depth_m=float(depth), resolution=float(check_res))
 
 
-def _certified(robot, env, a, b, padding: float, min_step: float) -> bool:
+def certified_edge(robot, env, a, b, padding: float, min_step: float) -> bool:
     """Whether a fresh certificate proves edge a -> b free. A planner's proof of an edge may come
     from a longer edge it lies on (a shortcut's ends, simdplan's Checker::piece), whose samples fall
     elsewhere: a certificate of the edge alone, on its own grid, can then stop at ``min_step`` as
