@@ -37,11 +37,15 @@ MIN_DEVIATION = 1e-4
 
 class BlendedPath:
     """A polyline ``waypoints`` (k, dof) with corner i (1 <= i <= k-2) blended within
-    ``deviations[i - 1]`` (joint-space distance; 0: a stop). Duplicate consecutive waypoints are
-    dropped first. ``stops``: arc lengths where the motion must be at rest (start, sharp corners, end)."""
+    ``deviations[i - 1]`` (joint-space distance; 0: a stop), positions kept in [lower, upper] (the
+    joint limits, optional). Duplicate consecutive waypoints are dropped first. ``stops``: arc lengths where the motion must be at rest (start, sharp corners, end)."""
 
-    def __init__(self, waypoints, deviations):
+    def __init__(self, waypoints, deviations, lower=None, upper=None):
         q = np.asarray(waypoints, dtype=np.float64)
+        # an arc lies in the convex hull of its corner's edges, so inside any box holding the
+        # waypoints; positions are clipped into [lower, upper] only against rounding
+        self.lower = None if lower is None else np.asarray(lower, dtype=np.float64)
+        self.upper = None if upper is None else np.asarray(upper, dtype=np.float64)
         keep = np.r_[True, np.linalg.norm(np.diff(q, axis=0), axis=1) > 0]
         dev_in = np.asarray(deviations, dtype=np.float64)
         if len(dev_in) != max(len(q) - 2, 0):
@@ -152,6 +156,8 @@ class BlendedPath:
                     out[m] = -c["x"] * sn + c["y"] * cs
                 else:
                     out[m] = -(c["x"] * cs + c["y"] * sn) / c["r"]
+        if order == 0 and self.lower is not None:
+            np.clip(out, self.lower, self.upper, out=out)
         return out if np.ndim(s) else out[0]
 
     def arcs(self) -> list[dict]:
@@ -174,7 +180,7 @@ def sphere_speed(robot) -> float:
     return float(np.sqrt((reach ** 2).sum(axis=1)).max()) if reach.size else 0.0
 
 
-def arc_chords(corner: dict, max_sagitta: float) -> np.ndarray:
+def arc_chords(corner: dict, max_sagitta: float, lower=None, upper=None) -> np.ndarray:
     """(m + 1, dof) points on the arc of ``corner``, from its start to its end, such that each chord's
     sagitta (largest distance between the chord and its stretch of arc) is at most max_sagitta."""
     r, alpha = corner["r"], corner["alpha"]
@@ -183,21 +189,29 @@ def arc_chords(corner: dict, max_sagitta: float) -> np.ndarray:
     else:
         step = 2.0 * np.arccos(1.0 - max_sagitta / r)
         m = max(1, int(np.ceil(alpha / step)))
-    th = np.linspace(0.0, alpha, m + 1)[:, None]
-    return corner["centre"] + r * (corner["x"] * np.cos(th) + corner["y"] * np.sin(th))
+    return arc_points(corner, np.linspace(0.0, alpha, m + 1), lower, upper)
+
+
+def arc_points(corner: dict, angles: np.ndarray, lower=None, upper=None) -> np.ndarray:
+    """Points of the arc of ``corner`` at ``angles`` (radians from its start), clipped into
+    [lower, upper] when given (against rounding: the arc lies inside the joint limits)."""
+    th = np.asarray(angles, dtype=np.float64)[:, None]
+    pts = corner["centre"] + corner["r"] * (corner["x"] * np.cos(th) + corner["y"] * np.sin(th))
+    return pts if lower is None else np.clip(pts, lower, upper)
 
 
 def arc_is_free(robot, env, corner: dict, link: str, padding: float, resolution: float | None,
-                speed: float) -> bool:
+                speed: float, lower=None, upper=None) -> bool:
     """Whether the executed arc of ``corner`` is collision-free. certified: every chord proven free
     with spheres inflated by CURVE_PADDING, chords fine enough that the arc stays within that of them.
-    discrete: configurations on the arc at most 1 / resolution apart (joint-space) are valid."""
+    discrete: configurations on the arc at most 1 / resolution apart (joint-space) are valid.
+    Points are clipped into [lower, upper] (the joint limits) against rounding."""
+    lo, hi = lower, upper
     if link == "certified":
-        pts = arc_chords(corner, CURVE_PADDING / speed if speed > 0 else np.inf)
+        pts = arc_chords(corner, CURVE_PADDING / speed if speed > 0 else np.inf, lo, hi)
         pad = padding + CURVE_PADDING
         return all(robot.certify_motion(pts[k], pts[k + 1], env, pad).free for k in range(len(pts) - 1))
     res = robot.resolution if resolution is None else resolution
     m = max(2, int(np.ceil(corner["r"] * corner["alpha"] * res)) + 1)
-    th = np.linspace(0.0, corner["alpha"], m)[:, None]
-    pts = corner["centre"] + corner["r"] * (corner["x"] * np.cos(th) + corner["y"] * np.sin(th))
+    pts = arc_points(corner, np.linspace(0.0, corner["alpha"], m), lo, hi)
     return bool(robot.is_valid_many(pts, env, padding).all())

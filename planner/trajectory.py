@@ -286,15 +286,16 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
     devs = np.full(max(len(q) - 2, 0), dev)
     tries = np.zeros(len(devs), dtype=int)
     speed = sphere_speed(robot) if link == "certified" else 0.0
+    lower, upper = _bounds(robot)
     checked: dict[tuple[int, float], bool] = {}
     while True:
-        path = BlendedPath(q, devs)
+        path = BlendedPath(q, devs, *_bounds(robot))
         # corner indices of the deduplicated path map back to the input's through their waypoints
         bad = []
         for c in path.arcs():
             key = (c["index"], round(c["deviation"], 15))
             if key not in checked:
-                checked[key] = arc_is_free(robot, env, c, link, padding, resolution, speed)
+                checked[key] = arc_is_free(robot, env, c, link, padding, resolution, speed, lower, upper)
             if not checked[key]:
                 bad.append(c["index"])
         if not bad:
@@ -303,6 +304,12 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
         for i in orig:
             tries[i] += 1
             devs[i] = 0.0 if tries[i] > BLEND_RETRIES else devs[i] / 4.0
+
+
+def _bounds(robot) -> tuple[np.ndarray, np.ndarray]:
+    """The joint limits, unbounded for continuous joints (a path may run past +-pi on them)."""
+    free = robot.continuous
+    return np.where(free, -np.inf, robot.lower), np.where(free, np.inf, robot.upper)
 
 
 def _original_corner_index(q: np.ndarray, path: BlendedPath, corners: list[int]) -> list[int]:

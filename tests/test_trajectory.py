@@ -278,3 +278,26 @@ def test_cli_plan_timed_writes_the_trajectory_csv(tmp_path, capsys):
     assert rows[0].startswith("t,q:") and float(rows[-1].split(",")[0]) > 0
     assert cli.main(["plan", "panda_bookshelf", "--timed", "--velocity-scale", "2"]) == 2
     assert "velocity_scale must be in (0, 1]" in capsys.readouterr().err
+
+
+def test_view_plays_a_trajectory_file_in_real_time(tmp_path, capsys):
+    pytest.importorskip("pybullet")
+    from PIL import Image
+
+    traj_csv, gif = tmp_path / "traj.csv", tmp_path / "traj.gif"
+    assert cli.main(["plan", "panda_bookshelf", "--timed", "--out", str(traj_csv)]) == 0
+    duration = float(traj_csv.read_text().splitlines()[-1].split(",")[0])
+    assert cli.main(["view", "panda_bookshelf", "--path", str(traj_csv), "--render", str(gif), "--size", "64x48"]) == 0
+    with Image.open(gif) as im:
+        total, frames = 0, 0
+        while True:
+            total += im.info["duration"]
+            frames += 1
+            try:
+                im.seek(im.tell() + 1)
+            except EOFError:
+                break
+    # 10 frames per second of motion (and the end pose), each shown 0.1 s: the GIF lasts as long as
+    # the motion, up to the end pose's frame
+    assert frames == int(np.ceil(duration * 10 - 1e-9)) + 1
+    assert duration <= total / 1000 <= duration + 0.2

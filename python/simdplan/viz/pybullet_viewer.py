@@ -272,6 +272,34 @@ class PyBulletViewer:
             if self.gui:
                 time.sleep(dt)
 
+    def play(self, times, path) -> None:
+        """Play timed configurations ``path`` (k, dof) at ``times`` (k,) seconds, in real time."""
+        times = np.asarray(times, dtype=float)
+        start = time.perf_counter()
+        for t, q in zip(times, np.asarray(path, dtype=float)):
+            if self.gui:
+                wait = start + (t - times[0]) - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
+            self.show(q)
+
+    @staticmethod
+    def timed_frames(times, path, fps: float) -> np.ndarray:
+        """Configurations every 1 / fps seconds of a timed motion (linear between its samples)."""
+        times, path = np.asarray(times, dtype=float), np.asarray(path, dtype=float)
+        at = np.arange(0.0, times[-1] - times[0] + 1e-9, 1.0 / fps) + times[0]
+        if at[-1] < times[-1]:
+            at = np.r_[at, times[-1]]
+        return np.stack([np.interp(at, times, path[:, j]) for j in range(path.shape[1])], axis=1)
+
+    def render_timed(self, times, path, fps: float, camera: Camera | None = None) -> list[np.ndarray]:
+        """Frames of a timed motion every 1 / fps seconds (a GIF at fps plays it in real time)."""
+        out = []
+        for q in self.timed_frames(times, path, fps):
+            self.show(q)
+            out.append(self._frame(camera))
+        return out
+
     def render(self, path=None, camera: Camera | None = None, frames: int = 40):
         """Off-screen rendering. ``path`` None: one frame of the robot where it is; (dof,): one frame
         at that configuration; (k, dof): a list of at most ``frames`` frames along the path. A frame
