@@ -18,7 +18,10 @@ from simdplan.collision.environment import Environment
 from simdplan.planner.settings import PlannerSettings
 from simdplan.robots import Robot
 
-TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner")
+TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner", "timing")
+# the timing section: simdplan.time_parameterize's limits and options (per joint or one number)
+TIMING_LIMITS = ("velocity_limits", "acceleration_limits", "jerk_limits")
+TIMING_NUMBERS = ("velocity_scale", "acceleration_scale", "max_deviation")
 ROBOT_KEYS = ("urdf", "srdf", "joints", "fixed_joint_values", "base_pose")
 # type -> (required keys, optional keys), besides "type" and "name".
 OBSTACLE_KEYS = {
@@ -353,6 +356,29 @@ def read_settings(r: Reader, value, key: str = "planner") -> PlannerSettings:
     except ValueError as exc:
         word = str(exc).split(" ", 1)[0]
         raise SceneError(r.file, _join(key, word) if word in d else key, str(exc)) from None
+
+
+def read_timing(r: Reader, value, dof: int, key: str = "timing") -> dict:
+    """The timing section: {limit: one number or dof numbers, scale / max_deviation: a number}, each
+    checked as time_parameterize would (limits > 0, scales in (0, 1], max_deviation >= 0)."""
+    d = r.mapping(value, key)
+    r.keys(d, key, (), TIMING_LIMITS + TIMING_NUMBERS, what="timing option")
+    out = {}
+    for name, v in d.items():
+        k = _join(key, name)
+        if name in TIMING_LIMITS:
+            vals = [r.number(v, k)] if is_number(v) else r.vector(v, dof, k)
+            if any(x <= 0 for x in vals):
+                r.fail(k, f"must be > 0 (per second{'s' * (name != 'velocity_limits')}), got {v}")
+            out[name] = vals[0] if is_number(v) else vals
+        else:
+            x = r.number(v, k)
+            if name == "max_deviation" and x < 0:
+                r.fail(k, f"must be >= 0 (joint-space distance), got {x}")
+            if name != "max_deviation" and not 0 < x <= 1:
+                r.fail(k, f"must be in (0, 1], got {x}")
+            out[name] = x
+    return out
 
 
 def default_settings() -> PlannerSettings:

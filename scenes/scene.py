@@ -19,6 +19,10 @@ A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
     start: [q1, ..., qn]
     goals: [[q1, ..., qn], ...]             # or goal: [q1, ..., qn]
     planner: {planner: rrtc, seed: 0, ...}  # optional: PlannerSettings fields
+    timing: {velocity_limits: [...], acceleration_limits: 4.0, velocity_scale: 0.5, max_deviation: 0.05}
+                                            # optional: limits (one number or one per joint, per s,
+                                            # s^2, s^3: velocity, acceleration, jerk), scales in
+                                            # (0, 1] and max_deviation for PlanResult.trajectory
 
 Units and conventions are simdplan's: metres and radians, quaternions ``[x, y, z, w]``, Euler
 angles extrinsic x-y-z (URDF rpy), a shape's pose is its centre, cylinders and capsules run along
@@ -65,7 +69,7 @@ from simdplan.robots import Robot
 from simdplan.scenes.files import EXTENSIONS, read_data
 from simdplan.scenes.reading import (OBSTACLE_TYPES, TOP_KEYS, Reader, SceneError, add_obstacle,  # noqa: F401
                                      default_settings, describe, is_number, read_robot, read_settings,
-                                     settings_dict, suggest)
+                                     read_timing, settings_dict, suggest)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_PATH = os.path.join(HERE, "schema.json")
@@ -91,7 +95,9 @@ class Scene:
     cloud_files: point-cloud obstacle id -> the absolute path of the file it was read from (or
     written to by ``save``); ``save`` writes clouds without one as .npy files beside the scene.
     mesh_files: mesh / convex obstacle id -> the OBJ file ``save`` wrote it to (meshes read from a
-    file keep theirs in ``params["source"]``).
+    file keep theirs in ``params["source"]``). timing: the file's ``timing`` section, keyword
+    arguments of ``PlanResult.trajectory`` / ``simdplan.time_parameterize`` (``simdplan plan --timed``
+    uses them; its flags override them).
     """
 
     robot: Robot
@@ -108,6 +114,7 @@ class Scene:
     valid: bool | None = None
     cloud_files: dict = dataclasses.field(default_factory=dict)
     mesh_files: dict = dataclasses.field(default_factory=dict)
+    timing: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.start = np.array(self.start, dtype=np.float64)
@@ -164,6 +171,8 @@ class Scene:
         planner = settings_dict(self.settings)
         if planner:
             out["planner"] = planner
+        if self.timing:
+            out["timing"] = _plain(self.timing)
         return out
 
 
@@ -251,8 +260,10 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None, robots: dict | 
 
     settings = read_settings(r, data["planner"]) if "planner" in data and data["planner"] is not None \
         else default_settings()
+    timing = read_timing(r, data["timing"], robot.dof) if data.get("timing") is not None else {}
     return Scene(robot=robot, env=env, start=start, goals=np.array(goals), settings=settings, name=name,
-                 description=description, path=path, robot_spec=_plain(spec), cloud_files=cloud_files)
+                 description=description, path=path, robot_spec=_plain(spec), cloud_files=cloud_files,
+                 timing=timing)
 
 
 # ----------------------------------------------------------------------------- writing files

@@ -301,3 +301,50 @@ def test_view_plays_a_trajectory_file_in_real_time(tmp_path, capsys):
     # the motion, up to the end pose's frame
     assert frames == int(np.ceil(duration * 10 - 1e-9)) + 1
     assert duration <= total / 1000 <= duration + 0.2
+
+
+def test_scene_files_give_timing_options_and_the_cli_uses_them(tmp_path, capsys):
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
+    scene.timing = {"velocity_limits": [1.0] * 7, "acceleration_limits": 2.0, "velocity_scale": 0.5,
+                    "max_deviation": 0.02}
+    path = simdplan.scenes.save(scene, tmp_path / "timed.yaml")
+    back = simdplan.scenes.load(path)
+    assert back.timing == scene.timing
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None:
+        import yaml
+
+        with open(simdplan.scenes.SCHEMA_PATH) as f:
+            jsonschema.Draft202012Validator(json.load(f)).validate(yaml.safe_load(open(path)))
+    out = tmp_path / "t.json"
+    assert cli.main(["plan", str(path), "--timed", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["trajectory"]["stats"]["velocity_limits"] == [0.5] * 7
+    assert doc["trajectory"]["stats"]["max_deviation"] == 0.02
+    # a flag overrides the file
+    assert cli.main(["plan", str(path), "--timed", "--max-deviation", "0.1", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["trajectory"]["stats"]["max_deviation"] == 0.1
+
+
+@pytest.mark.parametrize("timing, key, match", [
+    ({"velocity_limits": 0}, "timing.velocity_limits", "must be > 0"),
+    ({"velocity_limits": [1.0, 2.0]}, "timing.velocity_limits", "must have 7 values"),
+    ({"velocity_scale": 2}, "timing.velocity_scale", r"must be in \(0, 1\]"),
+    ({"max_deviation": -1}, "timing.max_deviation", "must be >= 0"),
+    ({"jerk": 5}, "timing.jerk", "unknown timing option"),
+    ({"acceleration_limits": "fast"}, "timing.acceleration_limits", "must be a list"),
+])
+def test_bad_timing_sections_name_their_key(tmp_path, timing, key, match):
+    import yaml
+
+    with open(simdplan.scenes.example("panda_table")) as f:
+        doc = yaml.safe_load(f)
+    doc["timing"] = timing
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(simdplan.scenes.SceneError, match=match) as exc:
+        simdplan.scenes.load(path)
+    assert key in str(exc.value)

@@ -20,12 +20,14 @@ def _check_out(out: str | None) -> None:
         check_output("--out", out, (".json", ".csv"))
 
 
-def _timed(args, result, checked):
-    """The trajectory --timed asks for (PlanResult.trajectory), or a UserError saying why not."""
-    opts = {"velocity_scale": args.velocity_scale, "acceleration_scale": args.acceleration_scale,
-            "max_deviation": args.max_deviation, "jerk_limits": args.jerk_limit}
+def _timed(args, result, scene):
+    """The trajectory --timed asks for (PlanResult.trajectory with the scene's timing section, the
+    flags overriding it), or a UserError saying why not."""
+    flags = {"velocity_scale": args.velocity_scale, "acceleration_scale": args.acceleration_scale,
+             "max_deviation": args.max_deviation, "jerk_limits": args.jerk_limit}
+    opts = {**getattr(scene, "timing", {}), **{k: v for k, v in flags.items() if v is not None}}
     try:
-        return result.trajectory(**{k: v for k, v in opts.items() if v is not None})
+        return result.trajectory(**opts)
     except ImportError as exc:
         raise UserError(f"--timed: {exc}") from exc
     except ValueError as exc:
@@ -124,7 +126,7 @@ def cmd_plan(args) -> int:
         ]
         if meshes is not None:
             rows.append(("mesh check", _mesh_row(meshes)))
-    timed = _timed(args, result, checked) if result.success and getattr(args, "timed", False) else None
+    timed = _timed(args, result, scene) if result.success and getattr(args, "timed", False) else None
     if timed is not None:
         rows.append(("trajectory", _trajectory_row(timed)))
     rows.append(("ISA", f"{info['isa']} ({info['lanes']} float lanes)"))
