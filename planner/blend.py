@@ -38,7 +38,8 @@ MIN_DEVIATION = 1e-4
 class BlendedPath:
     """A polyline ``waypoints`` (k, dof) with corner i (1 <= i <= k-2) blended within
     ``deviations[i - 1]`` (joint-space distance; 0: a stop), positions kept in [lower, upper] (the
-    joint limits, optional). Duplicate consecutive waypoints are dropped first. ``stops``: arc lengths where the motion must be at rest (start, sharp corners, end)."""
+    joint limits, optional). Duplicate consecutive waypoints are dropped first (``source_index``
+    maps the kept ones back; a corner's ``index`` counts kept waypoints). ``stops``: arc lengths where the motion must be at rest (start, sharp corners, end)."""
 
     def __init__(self, waypoints, deviations, lower=None, upper=None):
         q = np.asarray(waypoints, dtype=np.float64)
@@ -53,6 +54,7 @@ class BlendedPath:
         # a dropped duplicate takes its corner's deviation with it
         dev_full = np.r_[0.0, dev_in, 0.0][keep]
         self.waypoints = q[keep]
+        self.source_index = np.flatnonzero(keep)  # row of ``waypoints`` each kept waypoint came from
         self.dof = q.shape[1]
         self.requested = dev_full[1:-1] if len(self.waypoints) > 2 else np.zeros(0)
         self._build()

@@ -289,8 +289,7 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
     lower, upper = _bounds(robot)
     checked: dict[tuple[int, float], bool] = {}
     while True:
-        path = BlendedPath(q, devs, *_bounds(robot))
-        # corner indices of the deduplicated path map back to the input's through their waypoints
+        path = BlendedPath(q, devs, lower, upper)
         bad = []
         for c in path.arcs():
             key = (c["index"], round(c["deviation"], 15))
@@ -300,8 +299,7 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
                 bad.append(c["index"])
         if not bad:
             return path, int((tries > 0).sum())
-        orig = _original_corner_index(q, path, bad)
-        for i in orig:
+        for i in path.source_index[bad] - 1:  # corner i of q is its waypoint i + 1
             tries[i] += 1
             devs[i] = 0.0 if tries[i] > BLEND_RETRIES else devs[i] / 4.0
 
@@ -310,16 +308,6 @@ def _bounds(robot) -> tuple[np.ndarray, np.ndarray]:
     """The joint limits, unbounded for continuous joints (a path may run past +-pi on them)."""
     free = robot.continuous
     return np.where(free, -np.inf, robot.lower), np.where(free, np.inf, robot.upper)
-
-
-def _original_corner_index(q: np.ndarray, path: BlendedPath, corners: list[int]) -> list[int]:
-    """Corner indices (0-based over q's interior waypoints) of the deduplicated path's waypoints."""
-    out = []
-    for i in corners:
-        w = path.waypoints[i]
-        k = int(np.argmin(np.abs(q[1:-1] - w).max(axis=1)))
-        out.append(k)
-    return out
 
 
 class PathSection:
