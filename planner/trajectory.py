@@ -62,6 +62,10 @@ GRID_STEP = 0.05
 ARC_GRID_ANGLE = np.pi / 32
 # gridpoints per stretch at most when intervals are split where limits are exceeded
 MAX_GRIDPOINTS = 4000
+# grid intervals per stretch between stops at least
+MIN_STRETCH_INTERVALS = 4
+# analytic velocity and acceleration are checked at this many instants inside every grid interval
+CHECKS_PER_INTERVAL = 8
 METHODS = ("toppra", "ruckig")
 
 
@@ -341,6 +345,9 @@ def _gridpoints(path: BlendedPath, s0: float, s1: float) -> np.ndarray:
             continue
         n = int(np.ceil((b - a) / GRID_STEP)) if p[0] == "line" else int(np.ceil(p[2]["alpha"] / ARC_GRID_ANGLE))
         pts.extend(np.linspace(max(a, s0), min(b, s1), max(n, 1) + 1))
+    # a stretch from rest to rest needs two intervals at least (speed up, slow down); a few more
+    # let a short stretch reach its top speed
+    pts.extend(np.linspace(s0, s1, MIN_STRETCH_INTERVALS + 1))
     g = np.unique(np.clip(pts, s0, s1))
     return g[np.r_[True, np.diff(g) > 1e-12]]
 
@@ -377,14 +384,13 @@ def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
                 raise RuntimeError(f"TOPP-RA could not parameterize the stretch s = [{s0:.4g}, {s1:.4g}] "
                                    f"(return code {data.return_code})")
             section = _ConstAccel(path, grid, np.maximum(data.sd_vec, 0.0))
-            tt = np.linspace(0.0, section.duration, max(4, int(np.ceil(section.duration * CHECK_RATE)) + 1))
-            over = _over_limits(section.positions(tt), tt, v, a)
-            if not over.any():
+            bad_s = section.exceeding(v, a)
+            if not len(bad_s):
                 break
             retries += 1
             # first split the grid intervals where the limits are exceeded (on arcs, between gridpoints);
             # where that cannot help (intervals already short), tighten the limits instead
-            finer = _split_where(grid, section.s_at(tt[over]))
+            finer = _split_where(grid, bad_s)
             if len(finer) > len(grid) and len(finer) <= MAX_GRIDPOINTS:
                 grid = finer
             else:
@@ -432,6 +438,26 @@ class _ConstAccel:
             self.sdd = np.where(ds > 0, (sd[1:] ** 2 - sd[:-1] ** 2) / (2.0 * np.where(ds > 0, ds, 1.0)), 0.0)
         self.t = np.r_[0.0, np.cumsum(dt)]
         self.duration = float(self.t[-1])
+        # intervals of path with no speed at either end cannot be crossed at constant path acceleration
+        self.stalled = (ds > 0) & ~(speed_sum > 0)
+
+    def exceeding(self, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Path positions s where the motion breaks a limit: inside stalled intervals; where
+        velocity or acceleration exceed v or a (beyond LIMIT_SLACK) at CHECKS_PER_INTERVAL instants
+        inside every interval and its ends; or where 1 kHz finite differences do."""
+        bad = [0.5 * (self.s[:-1] + self.s[1:])[self.stalled]]
+        frac = np.linspace(0.0, 1.0, CHECKS_PER_INTERVAL + 1)
+        at = (self.t[:-1, None] + np.diff(self.t)[:, None] * frac[None, :]).ravel()
+        # the left-side values at each interval's end: evaluated just inside it
+        inside = np.minimum(at, np.repeat(self.t[1:], len(frac)) * (1 - 1e-12))
+        for tau in (at, inside):
+            s, _, _ = self._s(tau)
+            _, qd, qdd = self(tau)
+            over = ((np.abs(qd) > v * (1 + LIMIT_SLACK)) | (np.abs(qdd) > a * (1 + LIMIT_SLACK))).any(axis=1)
+            bad.append(s[over])
+        tt = np.linspace(0.0, self.duration, max(4, int(np.ceil(self.duration * CHECK_RATE)) + 1))
+        bad.append(self._s(tt)[0][_over_limits(self.positions(tt), tt, v, a)])
+        return np.concatenate(bad)
 
     def _s(self, tau: np.ndarray):
         k = np.clip(np.searchsorted(self.t, tau, side="right") - 1, 0, max(len(self.t) - 2, 0))
@@ -444,8 +470,6 @@ class _ConstAccel:
     def positions(self, tau: np.ndarray) -> np.ndarray:
         return self.path(self._s(tau)[0], 0)
 
-    def s_at(self, tau: np.ndarray) -> np.ndarray:
-        return self._s(tau)[0]
 
     def __call__(self, tau: np.ndarray):
         s, sd, sdd = self._s(tau)

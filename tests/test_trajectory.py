@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import simdplan
 from simdplan import cli
 from simdplan.planner.blend import MIN_DEVIATION, BlendedPath, arc_chords, sphere_speed
-from simdplan.planner.trajectory import LIMIT_SLACK, time_parameterize
+from simdplan.planner.trajectory import DEFAULT_ACCELERATION_RATE, LIMIT_SLACK, time_parameterize
 from simdplan.robots import RobotBuilder
 
 pytest.importorskip("toppra")
@@ -348,3 +348,20 @@ def test_bad_timing_sections_name_their_key(tmp_path, timing, key, match):
     with pytest.raises(simdplan.scenes.SceneError, match=match) as exc:
         simdplan.scenes.load(path)
     assert key in str(exc.value)
+
+
+def test_a_short_edge_between_two_stops_takes_time_and_holds_the_limits():
+    # an edge shorter than one grid step between two corners the motion stops at: it once had two
+    # gridpoints, both at rest, and was crossed in no time (a jump)
+    robot = free_arm(2)
+    q = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.03], [0.0, 0.03]])
+    tr = time_parameterize(robot, q, max_deviation=0.0)
+    assert tr.stats["stopped"] == 2
+    v, a = robot.velocity_limits, DEFAULT_ACCELERATION_RATE * robot.velocity_limits
+    for rate in (1000.0, 1037.0, 4000.0):
+        worst = tr.limit_violations(v, a, rate=rate)
+        assert max(worst.values()) <= 1 + LIMIT_SLACK
+    # rest to rest over 0.03 rad at 4 rad/s^2 (less the margin) takes 2 sqrt(0.03 / 4) s at least
+    t = np.linspace(0, tr.duration, 20001)
+    on_short = np.abs(tr.sample(t)[0][:, 0] - 1.0) < 1e-12
+    assert np.ptp(t[on_short]) >= 2 * np.sqrt(0.03 / 4.0) * 0.99
