@@ -118,6 +118,13 @@ class BlendedPath:
         self.stops = np.array(sorted(set(stops)))
         self._starts = np.array([p[1] for p in pieces]) if pieces else np.zeros(1)
         self._is_arc = np.array([p[0] == "arc" for p in pieces], dtype=bool)
+        # per piece, for evaluation without a loop: a line is base + u dir; an arc is
+        # base + r (x cos(u / r) + dir sin(u / r)) (base its centre, dir its tangent at the start)
+        dof = self.dof
+        self._base = np.array([p[2] if p[0] == "line" else p[2]["centre"] for p in pieces]).reshape(-1, dof)
+        self._dir = np.array([p[3] if p[0] == "line" else p[2]["y"] for p in pieces]).reshape(-1, dof)
+        self._x = np.array([np.zeros(dof) if p[0] == "line" else p[2]["x"] for p in pieces]).reshape(-1, dof)
+        self._r = np.array([1.0 if p[0] == "line" else p[2]["r"] for p in pieces])
 
     # ----- evaluation -----
     def piece_index(self, s: np.ndarray) -> np.ndarray:
@@ -136,28 +143,17 @@ class BlendedPath:
             out[:] = self.waypoints[0] if order == 0 else 0.0
             return out if np.ndim(s) else out[0]
         idx = self.piece_index(ss)
-        for k in np.unique(idx):
-            m = idx == k
-            p = self.pieces[k]
-            u = ss[m] - p[1]
-            if p[0] == "line":
-                _, _, a, d, _ = p
-                if order == 0:
-                    out[m] = a + u[:, None] * d
-                elif order == 1:
-                    out[m] = d
-                else:
-                    out[m] = 0.0
-            else:
-                c = p[2]
-                th = u / c["r"]
-                cs, sn = np.cos(th)[:, None], np.sin(th)[:, None]
-                if order == 0:
-                    out[m] = c["centre"] + c["r"] * (c["x"] * cs + c["y"] * sn)
-                elif order == 1:
-                    out[m] = -c["x"] * sn + c["y"] * cs
-                else:
-                    out[m] = -(c["x"] * cs + c["y"] * sn) / c["r"]
+        arc = self._is_arc[idx][:, None]
+        u = (ss - self._starts[idx])[:, None]
+        base, d, x, r = self._base[idx], self._dir[idx], self._x[idx], self._r[idx][:, None]
+        th = np.where(arc, u / r, 0.0)
+        cs, sn = np.cos(th), np.sin(th)
+        if order == 0:
+            out = np.where(arc, base + r * (x * cs + d * sn), base + u * d)
+        elif order == 1:
+            out = np.where(arc, d * cs - x * sn, d)
+        else:
+            out = np.where(arc, -(x * cs + d * sn) / r, 0.0)
         if order == 0 and self.lower is not None:
             np.clip(out, self.lower, self.upper, out=out)
         return out if np.ndim(s) else out[0]

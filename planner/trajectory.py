@@ -448,13 +448,13 @@ class _ConstAccel:
         bad = [0.5 * (self.s[:-1] + self.s[1:])[self.stalled]]
         frac = np.linspace(0.0, 1.0, CHECKS_PER_INTERVAL + 1)
         at = (self.t[:-1, None] + np.diff(self.t)[:, None] * frac[None, :]).ravel()
-        # the left-side values at each interval's end: evaluated just inside it
-        inside = np.minimum(at, np.repeat(self.t[1:], len(frac)) * (1 - 1e-12))
-        for tau in (at, inside):
-            s, _, _ = self._s(tau)
-            _, qd, qdd = self(tau)
-            over = ((np.abs(qd) > v * (1 + LIMIT_SLACK)) | (np.abs(qdd) > a * (1 + LIMIT_SLACK))).any(axis=1)
-            bad.append(s[over])
+        # and the left-side values at each interval's end: evaluated just inside it
+        tau = np.concatenate([at, self.t[1:] * (1 - 1e-12)])
+        s, sd, sdd = self._s(tau)
+        p1, p2 = self.path(s, 1), self.path(s, 2)
+        qd, qdd = p1 * sd[:, None], p2 * (sd * sd)[:, None] + p1 * sdd[:, None]
+        over = ((np.abs(qd) > v * (1 + LIMIT_SLACK)) | (np.abs(qdd) > a * (1 + LIMIT_SLACK))).any(axis=1)
+        bad.append(s[over])
         tt = np.linspace(0.0, self.duration, max(4, int(np.ceil(self.duration * CHECK_RATE)) + 1))
         bad.append(self._s(tt)[0][_over_limits(self.positions(tt), tt, v, a)])
         return np.concatenate(bad)
