@@ -270,6 +270,18 @@ void RobotModel::is_valid_many(const Environment& env, const Strided& q, float p
   }
 }
 
+std::vector<float> RobotModel::float_limits(bool upper) const {
+  std::vector<float> out(size_t(a_.dof));
+  for (int32_t j = 0; j < a_.dof; ++j) {
+    const double v = upper ? a_.upper[j] : a_.lower[j];
+    float f = static_cast<float>(v);
+    if (!upper && double(f) < v) f = std::nextafter(f, HUGE_VALF);
+    if (upper && double(f) > v) f = std::nextafter(f, -HUGE_VALF);
+    out[j] = f;
+  }
+  return out;
+}
+
 int64_t RobotModel::edge_intervals(const Strided& q0, const Strided& q1, double resolution, bool& in_limits) const {
   if (!(resolution > 0) || !std::isfinite(resolution))
     throw std::invalid_argument("resolution must be a positive finite number of samples per unit of joint distance");

@@ -66,6 +66,9 @@ class RobotModel {
   int32_t dof() const { return a_.dof; }
   const std::vector<double>& lower() const { return a_.lower; }
   const std::vector<double>& upper() const { return a_.upper; }
+  const std::vector<uint8_t>& wrap() const { return a_.wrap; }
+  // Joint limits as float, rounded inward so every float inside them is inside the double limits.
+  std::vector<float> float_limits(bool upper) const;
   const RobotView& view() const { return view_; }
 
   bool is_valid(const Environment& env, const Strided& q, float padding) const;

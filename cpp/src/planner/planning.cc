@@ -18,19 +18,6 @@ int64_t ns_since(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
 }
 
-// Joint limits as float, rounded inward so every float inside them is inside the double limits.
-std::vector<float> float_limits(const RobotModel& r, bool upper) {
-  std::vector<float> out(r.dof());
-  for (int32_t j = 0; j < r.dof(); ++j) {
-    const double v = upper ? r.upper()[j] : r.lower()[j];
-    float f = static_cast<float>(v);
-    if (!upper && double(f) < v) f = std::nextafter(f, HUGE_VALF);
-    if (upper && double(f) > v) f = std::nextafter(f, -HUGE_VALF);
-    out[j] = f;
-  }
-  return out;
-}
-
 std::vector<float> to_float(const double* v, size_t n) { return std::vector<float>(v, v + n); }
 std::vector<double> to_double(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
 
@@ -154,7 +141,7 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
   std::vector<double> ends;
   if (!checked_ends(robot, env, start, goals, n_goals, s.limit_tolerance, s.padding, s.certified, out, ends))
     return out;
-  const std::vector<float> lo = float_limits(robot, false), hi = float_limits(robot, true);
+  const std::vector<float> lo = robot.float_limits(false), hi = robot.float_limits(true);
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 s.min_step);
   check.set_deadline(&deadline);
@@ -175,8 +162,8 @@ PrmSession::PrmSession(const RobotModel& robot, const Environment& env, const Pl
     : robot_(robot),
       env_(env),
       settings_(settings),
-      lower_(float_limits(robot, false)),
-      upper_(float_limits(robot, true)),
+      lower_(robot.float_limits(false)),
+      upper_(robot.float_limits(true)),
       roadmap_(robot.dof()),
       sampler_(settings.sampler, settings.seed, lower_, upper_) {}
 
