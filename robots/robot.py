@@ -19,6 +19,7 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
+from simdplan.robots.ik import solve as solve_ik
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
 from simdplan.robots.kinematics import compile_program
@@ -384,6 +385,30 @@ class Robot:
             local = p.link_in_body[i][:3, 3]
             out[:, k] = T[:, :, :3] @ local + T[:, :, 3]
         return out
+
+    def ik(self, pose, link: str | None = None, env: Environment | None = None, *, n_solutions: int = 1,
+           seed: int = 0, position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3, mask=None,
+           time_limit: float | None = None, padding: float = 0.0, seeds=None):
+        """Joint configurations putting ``link`` at ``pose`` (world; a 4x4 matrix or (position,
+        quaternion [x, y, z, w])): an IKResult (.solutions (k, dof), .success, .errors, .time_ns).
+        Solutions are inside the limits, free of self-collision and of ``env`` (with ``padding``),
+        and within the tolerances (m, rad) by float64 forward kinematics. ``mask``: None, "position",
+        "free_x", "free_y" or "free_z". ``seeds``: (m, dof) first guesses. ``time_limit`` (s) bounds
+        the search; without it an unreachable pose fails after ik.DEFAULT_MAX_ATTEMPTS restarts.
+        Details and the default link: simdplan.robots.ik."""
+        if padding != 0.0:
+            padding = check_padding(padding)
+        return solve_ik(self, self._program, self._model, self._env_model(env, padding), env, pose, link,
+                         n_solutions=n_solutions, seed=seed, position_tolerance=position_tolerance,
+                         orientation_tolerance=orientation_tolerance, mask=mask, time_limit=time_limit,
+                         padding=padding, seeds=seeds)
+
+    def ik_many(self, poses, link: str | None = None, env: Environment | None = None, **kwargs) -> list:
+        """``ik`` for every pose of ``poses`` (a sequence of poses, or (n, 4, 4)), the same options;
+        seed i + kwargs' seed for pose i. NOTE: poses are solved one after another (restarts of
+        one pose share the lanes), not several poses per vector."""
+        seed = int(kwargs.pop("seed", 0))
+        return [self.ik(p, link, env, seed=seed + i, **kwargs) for i, p in enumerate(poses)]
 
     def static_links(self) -> list[str]:
         """Links no active joint moves (fixed joints, held joints and the links beyond them): the

@@ -7,6 +7,7 @@
 
 #include "arrays.hh"
 #include "signals.hh"
+#include "kin/ik_solve.hh"
 #include "kin/robot_model.hh"
 
 namespace simdplan::bind {
@@ -157,6 +158,50 @@ void bind_robots(nb::module_& m) {
             return nb::make_tuple(int(res.status), res.samples, res.t);
           },
           nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("padding"), nb::arg("min_step"))
+      .def(
+          "ik",
+          [](const RobotModel& r, const Environment& env, int32_t tip_body, const std::vector<double>& tip,
+             const std::vector<double>& target, int32_t mode, int32_t axis, double pos_tol, double ori_tol,
+             int32_t n_solutions, uint64_t seed, int64_t max_attempts, int32_t attempt_iters, double min_distance,
+             float padding, const std::vector<double>& seeds, double time_limit) {
+            if (tip.size() != 12 || target.size() != 12) throw std::invalid_argument("tip and target: 12 values each");
+            if (tip_body < 0 || tip_body >= r.view().n_bodies) throw std::invalid_argument("tip_body out of range");
+            if (r.dof() > 0 && seeds.size() % size_t(r.dof()) != 0) throw std::invalid_argument("seeds: rows of dof");
+            IkRequest q;
+            q.tip_body = tip_body;
+            for (int i = 0; i < 12; ++i) q.tip[i] = float(tip[i]), q.target[i] = float(target[i]);
+            q.mode = mode;
+            q.axis = axis;
+            q.pos_tol = pos_tol;
+            q.ori_tol = ori_tol;
+            q.n_solutions = n_solutions;
+            q.seed = seed;
+            q.max_attempts = max_attempts;
+            q.attempt_iters = attempt_iters;
+            q.min_distance = min_distance;
+            q.padding = padding;
+            q.seeds.assign(seeds.begin(), seeds.end());
+            Interrupt* interrupt = PythonSignals::for_this_thread();
+            IkOutput out;
+            {
+              nb::gil_scoped_release release;
+              Deadline deadline(time_limit, interrupt);
+              out = solve_ik(r, env, q, deadline);
+            }
+            raise_if_interrupted(out.stopped);
+            const size_t n = out.pos_err.size(), dof = size_t(r.dof());
+            double* sol;
+            auto solutions = new_array<double>({n, dof}, &sol);
+            std::copy(out.solutions.begin(), out.solutions.end(), sol);
+            const char* stopped = out.stopped == Deadline::Stop::time_limit ? "time_limit" : "";
+            return nb::make_tuple(solutions, std::vector<double>(out.pos_err.begin(), out.pos_err.end()),
+                                  std::vector<double>(out.rot_err.begin(), out.rot_err.end()), out.attempts,
+                                  out.iterations, out.colliding, stopped);
+          },
+          nb::arg("env"), nb::arg("tip_body"), nb::arg("tip"), nb::arg("target"), nb::arg("mode"), nb::arg("axis"),
+          nb::arg("pos_tol"), nb::arg("ori_tol"), nb::arg("n_solutions"), nb::arg("seed"), nb::arg("max_attempts"),
+          nb::arg("attempt_iters"), nb::arg("min_distance"), nb::arg("padding"), nb::arg("seeds"),
+          nb::arg("time_limit"))
       .def(
           "motion_bounds",
           [](const RobotModel& r, const InArray& q0, const InArray& q1) {

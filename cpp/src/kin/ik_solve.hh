@@ -1,0 +1,42 @@
+// kin/ik_solve.hh: inverse kinematics with restarts for one goal pose (ISA-neutral driver).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kin/robot_model.hh"
+#include "simdplan/deadline.hh"
+
+namespace simdplan {
+
+struct IkRequest {
+  int32_t tip_body = 0;
+  float tip[12] = {};     // tip link frame in its body's frame, row-major 3 x 4
+  float target[12] = {};  // goal frame in the world
+  int32_t mode = 0;       // IkMode
+  int32_t axis = 2;
+  double pos_tol = 1e-4;  // metres
+  double ori_tol = 1e-3;  // radians
+  int32_t n_solutions = 1;
+  uint64_t seed = 0;
+  int64_t max_attempts = 1000;  // restarts at most
+  int32_t attempt_iters = 64;   // iterations per restart at most
+  double min_distance = 1e-2;   // joint-space distance between two kept solutions at least
+  float padding = 0.0f;
+  std::vector<float> seeds;     // rows of dof float32: first restarts (in the limits; the caller checks)
+};
+
+struct IkOutput {
+  std::vector<double> solutions;  // rows of dof
+  std::vector<float> pos_err;     // per solution, metres (float32 kinematics)
+  std::vector<float> rot_err;     // per solution, sine of the rotation left (float32 kinematics)
+  int64_t attempts = 0;           // restarts begun
+  int64_t iterations = 0;         // solver iterations over all lanes
+  int64_t colliding = 0;          // converged restarts refused because in collision
+  Deadline::Stop stopped = Deadline::Stop::none;
+};
+
+// Restarts in the lanes of the active ISA until n_solutions distinct collision-free solutions (self
+// and env, with padding) are found, max_attempts restarts are spent, or the deadline passes.
+IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline);
+
+}  // namespace simdplan

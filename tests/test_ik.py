@@ -1,0 +1,196 @@
+"""Inverse kinematics: solutions reach the pose (checked by an independent float64 FK from the URDF
+joints), respect limits, are collision-free, masks free what they say, bad input is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdplan
+from simdplan.bench import robots as bench_robots
+from simdplan.robots import ik as ik_mod
+from simdplan.robots.kinematics import joint_motion
+
+PANDA = simdplan.robots.load("panda")
+UR5 = simdplan.robots.load("ur5")
+
+
+def urdf_link_pose(robot, q, link: str, base=np.eye(4)) -> np.ndarray:
+    """World pose of ``link`` by walking the URDF joints in float64 (independent of the compiled
+    program): T = T_parent origin motion(axis, value), active joints from q, mimics followed."""
+    desc = robot.description
+    values = dict(zip(robot.joint_names, np.asarray(q, dtype=float)))
+    by_child = {j.child: j for j in desc.joints}
+
+    def value(j):
+        if j.mimic is not None:
+            return j.mimic.multiplier * value(next(x for x in desc.joints if x.name == j.mimic.joint)) + j.mimic.offset
+        return values.get(j.name, 0.0)
+
+    chain = []
+    name = link
+    while name in by_child:
+        chain.append(by_child[name])
+        name = by_child[name].parent
+    T = base.copy()
+    for j in reversed(chain):
+        T = T @ j.origin @ joint_motion(j.type, j.axis, value(j) if j.type != "fixed" else 0.0)
+    return T
+
+
+def rot_angle(a: np.ndarray, b: np.ndarray) -> float:
+    R = b[:3, :3] @ a[:3, :3].T
+    return float(np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1)))
+
+
+def valid_configs(robot, n: int, seed: int, env=None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        q = rng.uniform(robot.lower, robot.upper)
+        if robot.is_valid(q, env):
+            out.append(q)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("robot, link", [(PANDA, "panda_grasptarget"), (PANDA, None), (UR5, "tool0"), (UR5, None)])
+def test_solutions_reach_the_pose_within_limits_and_collision_free(isa, robot, link):
+    target_link = link or ik_mod.default_link(robot, robot._program)
+    for q in valid_configs(robot, 25, 1):
+        goal = urdf_link_pose(robot, q, target_link)
+        res = robot.ik(goal, link, n_solutions=3, seed=7)
+        assert res.success and res.link == target_link
+        for s, (pe, ae) in zip(res.solutions, res.errors):
+            T = urdf_link_pose(robot, s, target_link)
+            assert np.linalg.norm(T[:3, 3] - goal[:3, 3]) <= 1e-4 + 1e-5
+            assert rot_angle(T, goal) <= 1e-3 + 1e-5
+            assert pe <= 1e-4 and ae <= 1e-3
+            assert np.all(s >= robot.lower) and np.all(s <= robot.upper)
+            assert robot.is_valid(s)
+        # distinct solutions
+        sol = res.solutions
+        for i in range(len(sol)):
+            for k in range(i + 1, len(sol)):
+                assert np.linalg.norm(sol[i] - sol[k]) >= ik_mod.DISTINCT * 0.999
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**31 - 1))
+def test_random_reachable_poses_are_solved_on_every_isa(isa, seed):
+    (q,) = valid_configs(PANDA, 1, seed)
+    goal = urdf_link_pose(PANDA, q, "panda_link7")
+    res = PANDA.ik(goal, "panda_link7", seed=seed)
+    assert res.success
+    T = urdf_link_pose(PANDA, res.solutions[0], "panda_link7")
+    assert np.linalg.norm(T[:3, 3] - goal[:3, 3]) <= 1.1e-4 and rot_angle(T, goal) <= 1.1e-3
+
+
+def test_the_same_seed_gives_the_same_solutions():
+    (q,) = valid_configs(PANDA, 1, 3)
+    goal = urdf_link_pose(PANDA, q, "panda_hand")
+    a = PANDA.ik(goal, "panda_hand", n_solutions=4, seed=11)
+    b = PANDA.ik(goal, "panda_hand", n_solutions=4, seed=11)
+    assert np.array_equal(a.solutions, b.solutions)
+
+
+def test_a_quaternion_pose_is_the_same_goal_as_its_matrix():
+    (q,) = valid_configs(UR5, 1, 5)
+    goal = urdf_link_pose(UR5, q, "tool0")
+    quat = simdplan.transforms.matrix_to_quat(goal[:3, :3])
+    a = UR5.ik(goal, "tool0", seed=1)
+    b = UR5.ik((goal[:3, 3], quat), "tool0", seed=1)
+    assert np.allclose(a.solutions, b.solutions, atol=1e-6)
+
+
+def test_masks_free_exactly_what_they_say():
+    rng = np.random.default_rng(0)
+    for q in valid_configs(PANDA, 10, 8):
+        goal = urdf_link_pose(PANDA, q, "panda_hand")
+        # rotate the goal about its own z: "free_z" must not care, the full pose must
+        spin = np.eye(4)
+        c, s = np.cos(1.0), np.sin(1.0)
+        spin[:2, :2] = [[c, -s], [s, c]]
+        spun = goal @ spin
+        res = PANDA.ik(spun, "panda_hand", mask="free_z", n_solutions=4, seed=int(rng.integers(1000)))
+        assert res.success
+        for sol in res.solutions:
+            T = urdf_link_pose(PANDA, sol, "panda_hand")
+            assert np.linalg.norm(T[:3, 3] - goal[:3, 3]) <= 1.1e-4
+            assert np.arccos(np.clip(T[:3, 2] @ goal[:3, 2], -1, 1)) <= 1.1e-3  # z axis placed
+        pos = PANDA.ik(spun, "panda_hand", mask="position", n_solutions=4, seed=2)
+        assert pos.success
+        angles = []
+        for sol in pos.solutions:
+            T = urdf_link_pose(PANDA, sol, "panda_hand")
+            assert np.linalg.norm(T[:3, 3] - goal[:3, 3]) <= 1.1e-4
+            angles.append(rot_angle(T, spun))
+        # the orientation really is free: solutions do not all hold the goal's orientation
+        assert max(angles) > 1e-2
+
+
+def test_obstacles_are_avoided_and_unreachable_poses_fail_cleanly():
+    env = simdplan.Environment()
+    env.add_box([0.45, 0.0, 0.3], half_extents=[0.05, 0.3, 0.3])
+    for q in valid_configs(PANDA, 10, 9, env):
+        goal = urdf_link_pose(PANDA, q, "panda_hand")
+        res = PANDA.ik(goal, "panda_hand", env, n_solutions=3, seed=4)
+        assert res.success
+        assert all(PANDA.is_valid(s, env) for s in res.solutions)
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]  # 3 m away: out of reach
+    res = PANDA.ik(far, "panda_hand")
+    assert not res.success and res.solutions.shape == (0, PANDA.dof) and res.attempts == ik_mod.DEFAULT_MAX_ATTEMPTS
+    res = PANDA.ik(far, "panda_hand", time_limit=0.002)
+    assert not res.success and res.stopped == "time_limit" and res.time_ns < 0.5e9
+
+
+def test_prismatic_joints_trees_and_a_base_pose():
+    mobile = bench_robots.load("mobile_manipulator")
+    for q in valid_configs(mobile, 5, 2):
+        goal = urdf_link_pose(mobile, q, "arm_tool0")
+        res = mobile.ik(goal, "arm_tool0", seed=3)
+        assert res.success
+        assert np.linalg.norm(urdf_link_pose(mobile, res.solutions[0], "arm_tool0")[:3, 3] - goal[:3, 3]) <= 1.1e-4
+    dual = bench_robots.load("dual_arm")
+    with pytest.raises(ValueError, match="2 ends"):
+        dual.ik(np.eye(4))
+    for q in valid_configs(dual, 3, 4):
+        goal = urdf_link_pose(dual, q, "right_panda_hand")
+        res = dual.ik(goal, "right_panda_hand", seed=1)
+        assert res.success
+    base = np.eye(4)
+    base[:3, 3] = [0.5, -0.2, 0.1]
+    base[:3, :3] = simdplan.transforms.euler_xyz_to_matrix(np.array([0.0, 0.0, 0.7]))
+    urdf, srdf = simdplan.robots.builtin_paths("panda")
+    moved = simdplan.Robot.from_urdf(urdf, srdf, base_pose=base)
+    for q in valid_configs(moved, 5, 6):
+        goal = urdf_link_pose(moved, q, "panda_hand", base)
+        res = moved.ik(goal, "panda_hand", seed=2)
+        assert res.success
+        assert np.linalg.norm(urdf_link_pose(moved, res.solutions[0], "panda_hand", base)[:3, 3] - goal[:3, 3]) <= 1.1e-4
+
+
+@pytest.mark.parametrize("pose, kwargs, match", [
+    (np.full((4, 4), np.nan), {}, "finite"),
+    (np.eye(3), {}, "shape"),
+    (([0.3, 0, 0.5], [0, 0, 0, 2.0]), {}, "unit quaternion"),
+    (([0.3, 0, np.nan], [0, 0, 0, 1.0]), {}, "position must be 3 finite"),
+    (np.diag([1.0, 1.0, -1.0, 1.0]), {}, "proper rotation"),
+    (np.eye(4), {"link": "no_such_link"}, "unknown link"),
+    (np.eye(4), {"mask": "free_w"}, "mask must be one of"),
+    (np.eye(4), {"n_solutions": 0}, "n_solutions"),
+    (np.eye(4), {"position_tolerance": -1.0}, "position_tolerance"),
+    (np.eye(4), {"time_limit": np.nan}, "time_limit"),
+])
+def test_bad_poses_and_options_raise_clear_errors(pose, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PANDA.ik(pose, **kwargs)
+
+
+def test_ik_many_solves_each_pose():
+    qs = valid_configs(UR5, 6, 10)
+    poses = [urdf_link_pose(UR5, q, "tool0") for q in qs]
+    results = UR5.ik_many(poses, "tool0", seed=5)
+    assert len(results) == 6 and all(r.success for r in results)
