@@ -20,6 +20,7 @@ import numpy as np
 from simdplan import _core
 from simdplan.collision.environment import Environment
 from simdplan.robots.ik import solve as solve_ik
+from simdplan.robots.ik import solve_many as solve_ik_many
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
 from simdplan.robots.kinematics import compile_program
@@ -398,17 +399,21 @@ class Robot:
         Details and the default link: simdplan.robots.ik."""
         if padding != 0.0:
             padding = check_padding(padding)
-        return solve_ik(self, self._program, self._model, self._env_model(env, padding), env, pose, link,
-                         n_solutions=n_solutions, seed=seed, position_tolerance=position_tolerance,
-                         orientation_tolerance=orientation_tolerance, mask=mask, time_limit=time_limit,
-                         padding=padding, seeds=seeds)
+        return solve_ik(self, self._program, self._model, self._env_model(env, padding), pose, link,
+                        n_solutions=n_solutions, seed=seed, position_tolerance=position_tolerance,
+                        orientation_tolerance=orientation_tolerance, mask=mask, time_limit=time_limit,
+                        padding=padding, seeds=seeds)
 
-    def ik_many(self, poses, link: str | None = None, env: Environment | None = None, **kwargs) -> list:
-        """``ik`` for every pose of ``poses`` (a sequence of poses, or (n, 4, 4)), the same options;
-        seed i + kwargs' seed for pose i. NOTE: poses are solved one after another (restarts of
-        one pose share the lanes), not several poses per vector."""
-        seed = int(kwargs.pop("seed", 0))
-        return [self.ik(p, link, env, seed=seed + i, **kwargs) for i, p in enumerate(poses)]
+    def ik_many(self, poses, link: str | None = None, env: Environment | None = None, *, seed: int = 0,
+                padding: float = 0.0, **kwargs) -> list:
+        """``ik`` for every pose of ``poses`` (a sequence of poses, or (n, 4, 4)) in one core call, the
+        same options (``ik``'s keywords); pose i is solved with seed + i. NOTE: the poses are solved
+        one after another inside the call (the lanes hold restarts of one pose), so a batch saves the
+        per-call Python work, not solver work."""
+        if padding != 0.0:
+            padding = check_padding(padding)
+        return solve_ik_many(self, self._program, self._model, self._env_model(env, padding), poses, link,
+                             seed=seed, padding=padding, **kwargs)
 
     def static_links(self) -> list[str]:
         """Links no active joint moves (fixed joints, held joints and the links beyond them): the

@@ -2,6 +2,7 @@
 // (kin/ik.hh), keeps the converged restarts that are collision-free and distinct, reseeds the rest.
 #include "kin/ik_solve.hh"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -24,6 +25,65 @@ constexpr float kMaxStep = 0.4f;
 // the solver converges to this fraction of the tolerances, so float32 rounding (about 1e-6 m and
 // rad) keeps every solution inside them when the caller checks it in float64
 constexpr double kInternalTol = 0.5;
+
+// The tip frame of q in double arithmetic (the program's float32 origins, exact to about 1e-7 m),
+// and its errors against the goal under the mode: position (m) and angle (rad) of what the mode
+// constrains. The solver's float32 convergence is checked with this before a solution is kept.
+void tip_errors(const RobotView& rb, const IkRequest& req, const float* q, double& pos, double& angle) {
+  double frames[64][12];
+  std::vector<std::array<double, 12>> heap;
+  double(*F)[12] = frames;
+  if (rb.n_bodies > 64) {
+    heap.resize(size_t(rb.n_bodies));
+    F = reinterpret_cast<double(*)[12]>(heap.data());
+  }
+  for (int32_t b = 0; b <= req.tip_body; ++b) {
+    const float* o = rb.body_origin + 12 * b;
+    double T[12];
+    const int32_t p = rb.body_parent[b];
+    if (p < 0) {
+      for (int k = 0; k < 12; ++k) T[k] = o[k];
+    } else {
+      const double* P = F[p];
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j)
+          T[4 * i + j] = P[4 * i] * o[j] + P[4 * i + 1] * o[4 + j] + P[4 * i + 2] * o[8 + j] + (j == 3 ? P[4 * i + 3] : 0.0);
+    }
+    if (rb.body_kind[b] != kBodyFixed) {
+      const double v = double(rb.body_scale[b]) * q[rb.body_dof[b]] + double(rb.body_offset[b]);
+      if (rb.body_kind[b] == kBodyRevolute) {
+        const double c = std::cos(v), s = std::sin(v);
+        for (int i = 0; i < 3; ++i) {
+          const double c0 = T[4 * i], c1 = T[4 * i + 1];
+          T[4 * i] = c * c0 + s * c1;
+          T[4 * i + 1] = c * c1 - s * c0;
+        }
+      } else {
+        for (int i = 0; i < 3; ++i) T[4 * i + 3] += v * T[4 * i + 2];
+      }
+    }
+    for (int k = 0; k < 12; ++k) F[b][k] = T[k];
+  }
+  const double* B = F[req.tip_body];
+  double T[12];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      T[4 * i + j] = B[4 * i] * req.tip[j] + B[4 * i + 1] * req.tip[4 + j] + B[4 * i + 2] * req.tip[8 + j] +
+                     (j == 3 ? B[4 * i + 3] : 0.0);
+  const float* G = req.target;
+  pos = std::sqrt((T[3] - G[3]) * (T[3] - G[3]) + (T[7] - G[7]) * (T[7] - G[7]) + (T[11] - G[11]) * (T[11] - G[11]));
+  angle = 0.0;
+  if (req.mode == kIkPosition) return;
+  double w[3] = {0, 0, 0}, dot = 0;
+  const int k0 = req.mode == kIkFreeAxis ? req.axis : 0, k1 = req.mode == kIkFreeAxis ? req.axis + 1 : 3;
+  for (int k = k0; k < k1; ++k) {
+    const double rx = T[k], ry = T[4 + k], rz = T[8 + k], gx = G[k], gy = G[4 + k], gz = G[8 + k];
+    w[0] += ry * gz - rz * gy, w[1] += rz * gx - rx * gz, w[2] += rx * gy - ry * gx;
+    dot += rx * gx + ry * gy + rz * gz;
+  }
+  const double sine = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+  angle = req.mode == kIkPose ? std::atan2(0.5 * sine, 0.5 * (dot - 1.0)) : std::atan2(sine, dot);
+}
 
 float* aligned(std::vector<float>& v) {
   auto addr = reinterpret_cast<uintptr_t>(v.data());
@@ -115,12 +175,16 @@ IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkReque
       if (done >> l & 1u) {
         finished = true;
         for (int32_t j = 0; j < dof; ++j) row[j] = q[size_t(j) * W + l];
-        if (!k.check_one(&rb, &env.view(), row.data(), req.padding, one)) {
+        double pe, ae;
+        tip_errors(rb, req, row.data(), pe, ae);
+        if (!(pe <= req.pos_tol && ae <= req.ori_tol)) {
+          ++out.imprecise;  // float32 said converged, double does not agree: a restart lost, not a wrong answer
+        } else if (!k.check_one(&rb, &env.view(), row.data(), req.padding, one)) {
           ++out.colliding;
         } else if (distinct(row)) {
           out.solutions.insert(out.solutions.end(), row.begin(), row.end());
-          out.pos_err.push_back(pos[l]);
-          out.rot_err.push_back(rot[l]);
+          out.pos_err.push_back(pe);
+          out.rot_err.push_back(ae);
           enough = int64_t(out.solutions.size()) >= int64_t(req.n_solutions) * dof;
         }
       } else if (lane_iters[l] >= req.attempt_iters) {

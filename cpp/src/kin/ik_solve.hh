@@ -27,11 +27,12 @@ struct IkRequest {
 
 struct IkOutput {
   std::vector<double> solutions;  // rows of dof
-  std::vector<float> pos_err;     // per solution, metres (float32 kinematics)
-  std::vector<float> rot_err;     // per solution, sine of the rotation left (float32 kinematics)
+  std::vector<double> pos_err;    // per solution, metres (double arithmetic; see tip_errors in ik_solve.cc)
+  std::vector<double> rot_err;    // per solution, radians of what the mode constrains
   int64_t attempts = 0;           // restarts begun
   int64_t iterations = 0;         // solver iterations over all lanes
   int64_t colliding = 0;          // converged restarts refused because in collision
+  int64_t imprecise = 0;          // converged in float32 but outside the tolerances in double
   Deadline::Stop stopped = Deadline::Stop::none;
 };
 

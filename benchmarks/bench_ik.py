@@ -1,0 +1,220 @@
+"""Inverse kinematics against TRAC-IK, pinocchio's CLIK and ikpy, side by side on the same poses.
+
+    python3 benchmarks/bench_ik.py                      # 10,000 poses per robot (anchors: see --anchor-poses)
+    python3 benchmarks/bench_ik.py --poses 500 --quick  # a smoke run
+    pip install pytracik pin ikpy                       # the anchors (each is skipped when missing)
+
+Poses: the world pose of each robot's end link (panda_link7, ur5 tool0, iiwa lbr_iiwa_link_7) at
+random collision-free configurations (uniform in the limits, seed 0): every pose is reachable. Every
+solver gets the same poses; a solve succeeds when its configuration is inside the joint limits and
+its float64 forward kinematics (simdplan.robots.ik.link_pose64) reaches the pose within 1e-4 m and
+1e-3 rad. Ours must also be free of self-collision (the anchors are not asked to be).
+
+- simdplan: ``robot.ik(pose, link)``, one call per pose (single), and ``robot.ik_many`` (batch, per pose);
+- TRAC-IK (``pytracik``, Speed mode, 5 ms timeout, epsilon 1e-5, the URDF's limits), seeded at a
+  random configuration in the limits;
+- pinocchio CLIK (``pin``): damped least squares on log6 of the pose error, as pinocchio's example
+  and RoboPlan use it, up to 1000 iterations from a random seed, restarted up to 10 times;
+- ikpy (``ikpy``, its default optimizer), from a random seed.
+Times are wall-clock per solve from Python (median, p95). The slower anchors run on the first
+``--anchor-poses`` poses only (default 1000) and say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import simdplan
+from simdplan.bench import robots as bench_robots
+from simdplan.robots import builtin_paths
+from simdplan.robots import ik as ik_mod
+
+ROBOTS = {"panda": ("panda_link0", "panda_link7"), "ur5": ("base_link", "tool0"), "iiwa": ("lbr_iiwa_link_0", "lbr_iiwa_link_7")}
+POS_TOL, ROT_TOL = 1e-4, 1e-3
+
+
+def urdf_of(name: str) -> str:
+    if name == "iiwa":
+        import pybullet_data
+
+        return os.path.join(pybullet_data.getDataPath(), "kuka_iiwa", "model.urdf")
+    return builtin_paths(name)[0]
+
+
+def poses_for(robot, link: str, n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    qs = []
+    while len(qs) < n:
+        q = rng.uniform(robot.lower, robot.upper, (max(64, n), robot.dof))
+        qs.extend(q[robot.is_valid_many(q)])
+    qs = np.array(qs[:n])
+    return qs, [ik_mod.link_pose64(robot._program, q, link) for q in qs]
+
+
+def in_base(robot, name: str, goals):
+    """The goals in the frame of the anchors' chain base link (our goals are world frames)."""
+    base = ik_mod.link_pose64(robot._program, 0.5 * (robot.lower + robot.upper), ROBOTS[name][0])
+    inv = np.linalg.inv(base)
+    return [inv @ g for g in goals]
+
+
+def chain_elements(robot, base: str, tip: str) -> list[str]:
+    """Link and joint names from ``base`` to ``tip`` (ikpy's base_elements: the chain to follow)."""
+    by_child = {j.child: j for j in robot.description.joints}
+    out, link = [tip], tip
+    while link != base:
+        j = by_child[link]
+        out += [j.name, j.parent]
+        link = j.parent
+    return out[::-1]
+
+
+def reached(robot, link: str, q, goal) -> bool:
+    if q is None or not np.all(np.isfinite(q)) or np.any(q < robot.lower - 1e-9) or np.any(q > robot.upper + 1e-9):
+        return False
+    pe, ae = ik_mod.pose_errors(ik_mod.link_pose64(robot._program, q, link), goal, 0, 2)
+    return pe <= POS_TOL and ae <= ROT_TOL
+
+
+def run_ours(robot, link, goals):
+    times, ok = [], 0
+    for i, g in enumerate(goals):
+        t0 = time.perf_counter()
+        res = robot.ik(g, link, seed=i)
+        times.append(time.perf_counter() - t0)
+        ok += res.success and reached(robot, link, res.solutions[0], g) and robot.is_valid(res.solutions[0])
+    t0 = time.perf_counter()
+    batch = robot.ik_many(goals, link)
+    per = (time.perf_counter() - t0) / len(goals)
+    ok_b = sum(r.success and reached(robot, link, r.solutions[0], g) for r, g in zip(batch, goals))
+    return {"solver": "simdplan", "n": len(goals), "success": ok / len(goals), "median_us": 1e6 * statistics.median(times),
+            "p95_us": 1e6 * float(np.percentile(times, 95)), "batch_per_pose_us": 1e6 * per, "batch_success": ok_b / len(goals)}
+
+
+def run_tracik(robot, name, link, goals):
+    import pytracik
+    from scipy.spatial.transform import Rotation
+
+    base, tip = ROBOTS[name]
+    with open(urdf_of(name)) as f:
+        solver = pytracik.TRAC_IK(base, tip, f.read(), 0.005, 1e-5, pytracik.Speed)
+    pytracik.set_joint_limits(solver, robot.lower.tolist(), robot.upper.tolist())
+    rng = np.random.default_rng(1)
+    times, ok = [], 0
+    for g, gb in zip(goals, in_base(robot, name, goals)):
+        seed = rng.uniform(robot.lower, robot.upper)
+        quat = Rotation.from_matrix(gb[:3, :3]).as_quat()  # x, y, z, w
+        t0 = time.perf_counter()
+        out = pytracik.ik(solver, seed, gb[0, 3], gb[1, 3], gb[2, 3], *quat)
+        times.append(time.perf_counter() - t0)
+        ok += out[0] >= 0 and reached(robot, link, np.asarray(out[1:]), g)
+    return {"solver": "TRAC-IK (pytracik)", "n": len(goals), "success": ok / len(goals),
+            "median_us": 1e6 * statistics.median(times), "p95_us": 1e6 * float(np.percentile(times, 95))}
+
+
+def run_pin(robot, name, link, goals):
+    import pinocchio as pin
+
+    model = pin.buildModelFromUrdf(urdf_of(name))
+    data = model.createData()
+    frame = model.getFrameId(link)
+    order = [model.getJointId(j) - 1 for j in robot.joint_names]  # pinocchio's q index per our joint (1-dof joints)
+    rng = np.random.default_rng(2)
+    times, ok = [], 0
+    for g in goals:
+        target = pin.SE3(g[:3, :3], g[:3, 3])
+        t0 = time.perf_counter()
+        found = None
+        for _ in range(10):
+            q = pin.neutral(model)
+            q[order] = rng.uniform(robot.lower, robot.upper)
+            for _ in range(1000):
+                pin.framesForwardKinematics(model, data, q)
+                err = pin.log6(data.oMf[frame].actInv(target)).vector
+                if np.linalg.norm(err[:3]) < POS_TOL * 0.5 and np.linalg.norm(err[3:]) < ROT_TOL * 0.5:
+                    found = q
+                    break
+                J = pin.computeFrameJacobian(model, data, q, frame)
+                v = J.T @ np.linalg.solve(J @ J.T + 1e-6 * np.eye(6), err)
+                q = np.clip(pin.integrate(model, q, v), model.lowerPositionLimit, model.upperPositionLimit)
+            if found is not None:
+                break
+        times.append(time.perf_counter() - t0)
+        ok += found is not None and reached(robot, link, np.asarray(found)[order], g)
+    return {"solver": "pinocchio CLIK", "n": len(goals), "success": ok / len(goals),
+            "median_us": 1e6 * statistics.median(times), "p95_us": 1e6 * float(np.percentile(times, 95))}
+
+
+def run_ikpy(robot, name, link, goals):
+    import warnings
+
+    import ikpy.chain
+
+    base, tip = ROBOTS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        chain = ikpy.chain.Chain.from_urdf_file(urdf_of(name), base_elements=chain_elements(robot, base, tip))
+        active = [i for i, l in enumerate(chain.links) if l.name in robot.joint_names]
+        chain.active_links_mask = np.array([i in active for i in range(len(chain.links))])
+    rng = np.random.default_rng(3)
+    times, ok = [], 0
+    for g0, g in zip(goals, in_base(robot, name, goals)):
+        seed = np.zeros(len(chain.links))
+        seed[active] = rng.uniform(robot.lower, robot.upper)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = chain.inverse_kinematics(g[:3, 3], g[:3, :3], orientation_mode="all", initial_position=seed)
+        times.append(time.perf_counter() - t0)
+        ok += reached(robot, link, np.asarray(out)[active], g0)
+    return {"solver": "ikpy", "n": len(goals), "success": ok / len(goals),
+            "median_us": 1e6 * statistics.median(times), "p95_us": 1e6 * float(np.percentile(times, 95))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--poses", type=int, default=10_000)
+    ap.add_argument("--anchor-poses", type=int, default=1000, help="poses for pinocchio CLIK and ikpy (slower)")
+    ap.add_argument("--robots", default="panda,ur5,iiwa")
+    ap.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "ik.json"))
+    args = ap.parse_args()
+    out = {"machine": {"platform": platform.platform(), **simdplan.info()}, "rows": []}
+    head = f"{'robot':6s} {'solver':22s} {'poses':>6s} {'success':>8s} {'median us':>10s} {'p95 us':>9s} {'batch us/pose':>13s} {'ours / it':>9s}"
+    print(head)
+    print("-" * len(head))
+    for name in args.robots.split(","):
+        robot = bench_robots.load(name)
+        link = ROBOTS[name][1]
+        _, goals = poses_for(robot, link, args.poses)
+        ours = run_ours(robot, link, goals)
+        rows = [ours]
+        for run, n in ((run_tracik, args.poses), (run_pin, args.anchor_poses), (run_ikpy, args.anchor_poses)):
+            try:
+                rows.append(run(robot, name, link, goals[:n]))
+            except ImportError as exc:
+                print(f"{name}: skipping {run.__name__[4:]}: {exc}", file=sys.stderr)
+        for r in rows:
+            ratio = ours["median_us"] / r["median_us"]
+            batch = f"{r['batch_per_pose_us']:13.1f}" if "batch_per_pose_us" in r else f"{'':13s}"
+            print(f"{name:6s} {r['solver']:22s} {r['n']:6d} {r['success']:8.4f} {r['median_us']:10.1f} {r['p95_us']:9.1f} "
+                  f"{batch} {ratio:9.3f}")
+            out["rows"].append({"robot": name, **r})
+    print(f"success: inside the limits and within {POS_TOL} m / {ROT_TOL} rad by float64 FK (ours also free of "
+          f"self-collision); ours / it: our median single-solve time over the solver's; {simdplan.info()['isa']}.")
+    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(out, f)
+    print(f"raw numbers: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
