@@ -20,6 +20,7 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
+from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS, plan_to_poses, pose_list
 from simdplan.planner.result import PlanContext, PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
 from simdplan.robots.robot import Robot
@@ -161,8 +162,14 @@ def _clamp_note(robot, before: np.ndarray, after: np.ndarray, moved: np.ndarray)
     return f"moved {len(items)} joint value(s) onto their limits (within limit_tolerance): {shown}"
 
 
-def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanResult:
-    """Plan a collision-free path from ``start`` to any of ``goals``.
+def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None, goal_link: str | None = None,
+         goal_mask=None, ik_solutions: int = DEFAULT_IK_SOLUTIONS, **settings) -> PlanResult:
+    """Plan a collision-free path from ``start`` to any of ``goals``, or to a pose.
+
+    Pose goals: ``goal_pose`` (one pose, a 4x4 world matrix or (position, quaternion [x, y, z, w]),
+    or a list of them) instead of ``goals``: the plan goes to IK solutions of ``goal_link`` (default:
+    Robot.ik's) at any of the poses, ``goal_mask`` as Robot.ik's mask, up to ``ik_solutions`` per pose
+    (simdplan.planner.pose_goals: stats["goal_pose_index"], ["goal_configurations"], ["ik_time_ns"]).
 
     robot: simdplan.Robot. env: simdplan.Environment or None. start: (dof,). goals: (dof,) or
     (m, dof); the path ends at whichever goal is reached (``stats["goal_index"]``). planner:
@@ -179,6 +186,14 @@ def plan(robot, env, start, goals, planner: str = "rrtc", **settings) -> PlanRes
     while simplifying (a certificate of that piece alone may need a finer ``min_step``;
     simdplan.check_path retries finer).
     """
+    if goal_pose is not None:
+        if goals is not None:
+            raise ValueError("give goals (configurations) or goal_pose (poses), not both")
+        check_types(robot, env)
+        n = as_int(ik_solutions, "ik_solutions", 1, 10_000)
+        return plan_to_poses(plan, robot, env, start, pose_list(goal_pose), planner, goal_link, goal_mask, n, settings)
+    if goals is None:
+        raise ValueError("plan needs goals (configurations) or goal_pose (a pose or a list of poses)")
     check_types(robot, env)
     s = validated_settings(planner, settings)
     warn_ignored(s, settings)

@@ -194,3 +194,37 @@ def test_ik_many_solves_each_pose():
     poses = [urdf_link_pose(UR5, q, "tool0") for q in qs]
     results = UR5.ik_many(poses, "tool0", seed=5)
     assert len(results) == 6 and all(r.success for r in results)
+
+
+# ----- pose goals in planning -----
+
+def test_plan_to_a_pose_reaches_it_and_says_which():
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
+    robot, env = scene.robot, scene.env
+    goal = urdf_link_pose(robot, scene.goals[0], "panda_grasptarget")
+    other = urdf_link_pose(robot, scene.start, "panda_grasptarget")
+    for planner in ("rrtc", "rrt", "prm"):
+        res = simdplan.plan(robot, env, scene.start, goal_pose=[other, goal], goal_link="panda_grasptarget",
+                            planner=planner, seed=2, time_limit=5.0)
+        assert res.success, planner
+        k = res.stats["goal_pose_index"]
+        reached = urdf_link_pose(robot, res.path[-1], "panda_grasptarget")
+        target = [other, goal][k]
+        assert np.linalg.norm(reached[:3, 3] - target[:3, 3]) <= 1.1e-4 and rot_angle(reached, target) <= 1.1e-3
+        assert np.array_equal(res.path[-1], res.stats["goal_configurations"][res.stats["goal_index"]])
+        assert res.stats["ik_time_ns"] > 0 and res.stats["ik_solutions"] >= 1
+        assert robot.is_valid(res.path[-1], env)
+
+
+def test_plan_to_an_unreachable_pose_fails_cleanly_and_bad_calls_are_refused():
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    start = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    res = simdplan.plan(PANDA, None, start, goal_pose=far, time_limit=0.2)
+    assert not res.success and "no collision-free IK solution" in res.message
+    with pytest.raises(ValueError, match="not both"):
+        simdplan.plan(PANDA, None, start, [start], goal_pose=far)
+    with pytest.raises(ValueError, match="needs goals"):
+        simdplan.plan(PANDA, None, start)
+    with pytest.raises(ValueError, match="ik_solutions"):
+        simdplan.plan(PANDA, None, start, goal_pose=far, ik_solutions=0)

@@ -1,0 +1,77 @@
+"""Planning to a pose: goal configurations from inverse kinematics, then the planner's goal forest.
+
+``simdplan.plan(robot, env, start, goal_pose=...)`` (one pose or a list) asks ``robot.ik`` for up to
+``ik_solutions`` distinct collision-free solutions of every pose (with the plan's padding) and plans
+to all of them at once: RRT-Connect grows its goal tree from every solution (a goal forest), RRT
+and PRM take any of them. If no path is found and time is left, it asks for as many new solutions
+(other restarts) and plans again, IK_ROUNDS times at most. The result says which pose and which
+solution were reached (``stats["goal_pose_index"]``, ``stats["goal_index"]`` into
+``stats["goal_configurations"]``); the IK time is part of the call's time and reported apart
+(``stats["ik_time_ns"]``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+# IK rounds at most: a plan that finds no path to the first solutions asks for new ones this often
+IK_ROUNDS = 3
+# solutions asked of IK per pose and round, by default
+DEFAULT_IK_SOLUTIONS = 8
+
+
+def pose_list(goal_pose) -> list:
+    """One pose or a list of poses (each a 4x4 matrix or (position, quaternion)) as a list."""
+    if isinstance(goal_pose, np.ndarray) and goal_pose.ndim == 3:
+        return list(goal_pose)
+    if isinstance(goal_pose, np.ndarray) or (isinstance(goal_pose, (tuple, list)) and len(goal_pose) == 2
+                                             and np.ndim(goal_pose[1]) == 1 and len(goal_pose[1]) == 4):
+        return [goal_pose]
+    if isinstance(goal_pose, (tuple, list)) and len(goal_pose) > 0:
+        return list(goal_pose)
+    raise ValueError("goal_pose must be a pose (4x4, or (position, quaternion [x, y, z, w])) or a non-empty list of them")
+
+
+def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask, ik_solutions: int,
+                  settings: dict):
+    """``plan`` (simdplan.plan) to IK solutions of ``poses``; see the module docstring."""
+    t0 = time.perf_counter()
+    limit = float(settings.get("time_limit", 1.0))
+    seed = int(settings.get("seed", 0))
+    padding = float(settings.get("padding", 0.0))
+    ik_ns, asked = 0, 0
+    result = None
+    for round_ in range(IK_ROUNDS):
+        left = None if limit <= 0 else limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0 and result is not None:
+            break
+        goals, owner = [], []
+        t_ik = time.perf_counter_ns()
+        for k, pose in enumerate(poses):
+            res = robot.ik(pose, link, env, n_solutions=ik_solutions, seed=seed + 7919 * round_ + k, mask=mask,
+                           padding=padding, time_limit=None if left is None else max(left / (2 * len(poses)), 1e-4))
+            goals.extend(res.solutions)
+            owner.extend([k] * len(res.solutions))
+        ik_ns += time.perf_counter_ns() - t_ik
+        asked += len(goals)
+        if not goals:
+            continue
+        left = None if limit <= 0 else max(limit - (time.perf_counter() - t0), 1e-3)
+        opts = dict(settings, time_limit=0.0 if left is None else left)
+        result = plan(robot, env, start, np.array(goals), planner, **opts)
+        result.stats["goal_configurations"] = np.array(goals)
+        result.stats["goal_pose_index"] = owner[result.stats["goal_index"]] if result.success else -1
+        if result.success:
+            break
+    if result is None:
+        from simdplan.planner.result import PlanResult  # noqa: PLC0415
+
+        result = PlanResult(False, np.zeros((0, robot.dof)), {"goal_pose_index": -1, "goal_configurations":
+                            np.zeros((0, robot.dof))}, planner, robot.joint_names,
+                            f"no collision-free IK solution for any of the {len(poses)} goal pose(s)")
+    result.stats["ik_time_ns"] = ik_ns
+    result.stats["ik_solutions"] = asked
+    result.stats["total_time_ns"] = int((time.perf_counter() - t0) * 1e9)
+    return result
