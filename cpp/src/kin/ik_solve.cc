@@ -181,7 +181,7 @@ IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkReque
           ++out.imprecise;  // float32 said converged, double does not agree: a restart lost, not a wrong answer
         } else if (!k.check_one(&rb, &env.view(), row.data(), req.padding, one)) {
           ++out.colliding;
-        } else if (distinct(row)) {
+        } else if (!enough && distinct(row)) {
           out.solutions.insert(out.solutions.end(), row.begin(), row.end());
           out.pos_err.push_back(pe);
           out.rot_err.push_back(ae);
