@@ -17,8 +17,13 @@ from simdplan import robots as _robots
 from simdplan.collision.environment import Environment
 from simdplan.planner.settings import PlannerSettings
 from simdplan.robots import Robot
+from simdplan.transforms import resolve_pose
 
-TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner", "timing")
+TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner", "timing", "goal_pose",
+            "goal_poses", "goal_link", "goal_mask")
+# a goal pose: position (m) and orientation (quat [x, y, z, w] or euler xyz, rad) of the goal link
+POSE_KEYS = ("position", "quat", "euler")
+GOAL_MASKS = ("position", "free_x", "free_y", "free_z")
 # the timing section: simdplan.time_parameterize's limits and options (per joint or one number)
 TIMING_LIMITS = ("velocity_limits", "acceleration_limits", "jerk_limits")
 TIMING_NUMBERS = ("velocity_scale", "acceleration_scale", "max_deviation")
@@ -356,6 +361,22 @@ def read_settings(r: Reader, value, key: str = "planner") -> PlannerSettings:
     except ValueError as exc:
         word = str(exc).split(" ", 1)[0]
         raise SceneError(r.file, _join(key, word) if word in d else key, str(exc)) from None
+
+
+def read_goal_pose(r: Reader, value, key: str) -> np.ndarray:
+    """A goal pose entry {position, quat | euler} as a (4, 4) world matrix."""
+    d = r.mapping(value, key)
+    r.keys(d, key, ("position",), POSE_KEYS, what="goal pose key")
+    pos = r.vector(d["position"], 3, _join(key, "position"))
+    quat = r.vector(d["quat"], 4, _join(key, "quat")) if "quat" in d else None
+    euler = r.vector(d["euler"], 3, _join(key, "euler")) if "euler" in d else None
+    try:
+        p, rot = resolve_pose(pos, quat, euler, "goal pose")
+    except ValueError as exc:
+        r.fail(key, str(exc))
+    m = np.eye(4)
+    m[:3, :3], m[:3, 3] = rot, p
+    return m
 
 
 def read_timing(r: Reader, value, dof: int, key: str = "timing") -> dict:

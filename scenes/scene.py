@@ -17,7 +17,9 @@ A scene file (schema: ``scenes/schema.json``, JSON Schema draft 2020-12)::
       - {type: mesh, vertices: [[x, y, z], ...], faces: [[i, j, k], ...]}                # inline triangles
       - {type: convex, points: [[x, y, z], ...], position: [...], quat: [...]}          # or file, or vertices + faces
     start: [q1, ..., qn]
-    goals: [[q1, ..., qn], ...]             # or goal: [q1, ..., qn]
+    goals: [[q1, ..., qn], ...]             # or goal: [q1, ..., qn], or poses of a link:
+    # goal_poses: [{position: [x, y, z], quat: [x, y, z, w]}, ...]   # (or goal_pose: {...}; euler instead of quat)
+    # goal_link: panda_hand                 # optional (default Robot.ik's), goal_mask: free_z (optional)
     planner: {planner: rrtc, seed: 0, ...}  # optional: PlannerSettings fields
     timing: {velocity_limits: [...], acceleration_limits: 4.0, velocity_scale: 0.5, max_deviation: 0.05}
                                             # optional: limits (one number or one per joint, per s,
@@ -68,8 +70,8 @@ from simdplan.planner.settings import PlannerSettings
 from simdplan.robots import Robot
 from simdplan.scenes.files import EXTENSIONS, read_data
 from simdplan.scenes.reading import (OBSTACLE_TYPES, TOP_KEYS, Reader, SceneError, add_obstacle,  # noqa: F401
-                                     default_settings, describe, is_number, read_robot, read_settings,
-                                     read_timing, settings_dict, suggest)
+                                     default_settings, describe, GOAL_MASKS, is_number, read_goal_pose, read_robot,
+                                     read_settings, read_timing, settings_dict, suggest)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_PATH = os.path.join(HERE, "schema.json")
@@ -97,7 +99,9 @@ class Scene:
     mesh_files: mesh / convex obstacle id -> the OBJ file ``save`` wrote it to (meshes read from a
     file keep theirs in ``params["source"]``). timing: the file's ``timing`` section, keyword
     arguments of ``PlanResult.trajectory`` / ``simdplan.time_parameterize`` (``simdplan plan --timed``
-    uses them; its flags override them).
+    uses them; its flags override them). goal_poses: (4, 4) world poses of ``goal_link`` (default
+    Robot.ik's) instead of goals (then (0, dof)), ``goal_mask`` as Robot.ik's mask: plans go to IK
+    solutions of any of them (simdplan.plan's goal_pose).
     """
 
     robot: Robot
@@ -115,16 +119,23 @@ class Scene:
     cloud_files: dict = dataclasses.field(default_factory=dict)
     mesh_files: dict = dataclasses.field(default_factory=dict)
     timing: dict = dataclasses.field(default_factory=dict)
+    goal_poses: list = dataclasses.field(default_factory=list)
+    goal_link: str | None = None
+    goal_mask: str | None = None
 
     def __post_init__(self) -> None:
         self.start = np.array(self.start, dtype=np.float64)
-        goals = np.array(self.goals, dtype=np.float64)
-        self.goals = goals.reshape(1, -1) if goals.ndim == 1 else goals
         dof = self.robot.dof
+        goals = np.array(self.goals, dtype=np.float64)
+        if self.goal_poses and goals.size == 0:
+            goals = np.zeros((0, dof))
+        self.goals = goals.reshape(1, -1) if goals.ndim == 1 else goals
         if self.start.shape != (dof,):
             raise ValueError(f"start must have shape ({dof},), got {self.start.shape}")
-        if self.goals.ndim != 2 or self.goals.shape[1] != dof or len(self.goals) == 0:
+        if self.goals.ndim != 2 or self.goals.shape[1] != dof or (len(self.goals) == 0 and not self.goal_poses):
             raise ValueError(f"goals must have shape (m, {dof}) with m >= 1, got {self.goals.shape}")
+        if self.goal_poses and len(self.goals):
+            raise ValueError("a scene has goal configurations or goal poses, not both")
 
     @property
     def goal(self) -> np.ndarray:
@@ -167,7 +178,17 @@ class Scene:
             obstacles.append(_plain(d))
         out["obstacles"] = obstacles
         out["start"] = self.start.tolist()
-        out["goals"] = self.goals.tolist()
+        if self.goal_poses:
+            from simdplan.transforms import matrix_to_quat  # noqa: PLC0415
+
+            out["goal_poses"] = [{"position": np.asarray(m)[:3, 3].tolist(),
+                                  "quat": matrix_to_quat(np.asarray(m)[:3, :3]).tolist()} for m in self.goal_poses]
+            if self.goal_link is not None:
+                out["goal_link"] = self.goal_link
+            if self.goal_mask is not None:
+                out["goal_mask"] = self.goal_mask
+        else:
+            out["goals"] = self.goals.tolist()
         planner = settings_dict(self.settings)
         if planner:
             out["planner"] = planner
@@ -243,9 +264,34 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None, robots: dict | 
         add_obstacle(r, env, ob, f"obstacles[{i}]", os.path.dirname(path), cloud_files)
 
     start = r.config(data["start"], robot, "start")
-    if "goals" in data and "goal" in data:
+    given = [k for k in ("goal", "goals", "goal_pose", "goal_poses") if k in data]
+    if given[:2] == ["goal", "goals"]:
         r.fail("goal", "give goal (one configuration) or goals (a list of them), not both")
-    if "goal" in data:
+    if len(given) > 1:
+        r.fail(given[-1], f"give one of goal, goals (configurations), goal_pose or goal_poses (poses), not both "
+                          f"{given[0]} and {given[-1]}")
+    poses, goal_link, goal_mask = [], None, None
+    for k in ("goal_link", "goal_mask"):
+        if k in data and given and given[0] in ("goal", "goals"):
+            r.fail(k, "applies to goal_pose / goal_poses only")
+    if "goal_link" in data:
+        goal_link = r.string(data["goal_link"], "goal_link")
+        if goal_link not in robot.link_names:
+            r.fail("goal_link", f"unknown link {goal_link!r}{suggest(goal_link, robot.link_names)}")
+    if "goal_mask" in data:
+        goal_mask = r.string(data["goal_mask"], "goal_mask")
+        if goal_mask not in GOAL_MASKS:
+            r.fail("goal_mask", f"must be one of {', '.join(GOAL_MASKS)}, got {goal_mask!r}")
+    if "goal_pose" in data:
+        poses = [read_goal_pose(r, data["goal_pose"], "goal_pose")]
+        goals = []
+    elif "goal_poses" in data:
+        raw = data["goal_poses"]
+        if not isinstance(raw, list) or not raw:
+            r.fail("goal_poses", f"must be a non-empty list of poses, got {describe(raw)}")
+        poses = [read_goal_pose(r, p, f"goal_poses[{i}]") for i, p in enumerate(raw)]
+        goals = []
+    elif "goal" in data:
         goals = [r.config(data["goal"], robot, "goal")]
     elif "goals" in data:
         raw = data["goals"]
@@ -256,14 +302,15 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None, robots: dict | 
                             "goals: [[...]] or goal: [...]")
         goals = [r.config(g, robot, f"goals[{i}]") for i, g in enumerate(raw)]
     else:
-        r.fail("goals", "missing (required: goals, a list of configurations, or goal, one configuration)")
+        r.fail("goals", "missing (required: goals, a list of configurations, goal, one configuration, or "
+                        "goal_pose / goal_poses)")
 
     settings = read_settings(r, data["planner"]) if "planner" in data and data["planner"] is not None \
         else default_settings()
     timing = read_timing(r, data["timing"], robot.dof) if data.get("timing") is not None else {}
     return Scene(robot=robot, env=env, start=start, goals=np.array(goals), settings=settings, name=name,
                  description=description, path=path, robot_spec=_plain(spec), cloud_files=cloud_files,
-                 timing=timing)
+                 timing=timing, goal_poses=poses, goal_link=goal_link, goal_mask=goal_mask)
 
 
 # ----------------------------------------------------------------------------- writing files

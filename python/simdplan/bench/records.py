@@ -67,6 +67,10 @@ def call_plan(scene, settings):
     planner = fields.pop("planner")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LimitClampWarning)
+        if getattr(scene, "goal_poses", None):  # poses of a link: the plan goes to their IK solutions
+            return plan(scene.robot, scene.env, np.asarray(scene.start, dtype=float), planner=planner,
+                        goal_pose=list(scene.goal_poses), goal_link=scene.goal_link, goal_mask=scene.goal_mask,
+                        **fields)
         return plan(scene.robot, scene.env, np.asarray(scene.start, dtype=float),
                     np.asarray(scene.goals, dtype=float), planner=planner, **fields)
 

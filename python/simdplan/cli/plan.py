@@ -72,7 +72,9 @@ def cmd_plan(args) -> int:
     stats = dict(result.stats)
     verified = None
     if result.success:
-        start, goals = planned_ends(scene.robot, scene.start, scene.goals, checked)
+        # a pose scene's goals are the IK solutions the plan went to
+        targets = result.stats["goal_configurations"] if getattr(scene, "goal_poses", None) else scene.goals
+        start, goals = planned_ends(scene.robot, scene.start, targets, checked)
         verified = check_path(scene.robot, scene.env, result.path, start, goals, res, VERIFY_FACTOR,
                               checked.padding, checked.link == "certified", checked.min_step)
     meshes = None
@@ -86,7 +88,9 @@ def cmd_plan(args) -> int:
               + ("" if ompl else f", max {checked.max_iterations:,} iterations"))
     rows = [
         ("scene", f"{name} ({path})"),
-        ("robot", f"{scene.robot.name}, {scene.robot.dof} dof; start + {len(np.atleast_2d(scene.goals))} goal(s)"),
+        ("robot", f"{scene.robot.name}, {scene.robot.dof} dof; start + " + (
+            f"{len(scene.goals)} goal(s)" if not getattr(scene, "goal_poses", None) else
+            f"{len(scene.goal_poses)} goal pose(s) of {scene.goal_link or 'the default link'}")),
         ("planner", f"{checked.planner}, seed {checked.seed}, {budget}, "
                     f"simplify {'on' if checked.simplify else 'off'}, {checked.link} Link"),
         ("success", "yes" if result.success else "no"),
@@ -114,6 +118,9 @@ def cmd_plan(args) -> int:
     refused = [text for text in INTERPOLATION_NOTES.values() if text in result.message]
     if refused:
         rows.append(("interpolation", refused[0]))
+    if "ik_time_ns" in stats:
+        rows.append(("goal poses", f"{stats.get('ik_solutions', 0)} IK solutions in {fmt_time_ns(stats['ik_time_ns'])}"
+                                   + (f"; reached pose {stats['goal_pose_index']}" if result.success else "")))
     if result.success:
         rows += [
             ("path length", f"{fmt_num(stats.get('initial_cost'), 3)} before simplification, "
