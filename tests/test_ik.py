@@ -228,3 +228,75 @@ def test_plan_to_an_unreachable_pose_fails_cleanly_and_bad_calls_are_refused():
         simdplan.plan(PANDA, None, start)
     with pytest.raises(ValueError, match="ik_solutions"):
         simdplan.plan(PANDA, None, start, goal_pose=far, ik_solutions=0)
+
+
+# ----- scene files and the command line -----
+
+POSE_SCENE = """robot: panda
+obstacles:
+  - {type: box, position: [0.6, 0.0, 0.2], half_extents: [0.1, 0.3, 0.2]}
+start: [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
+goal_poses:
+  - {position: [0.5, 0.2, 0.6], quat: [1, 0, 0, 0]}
+  - {position: [0.4, -0.3, 0.5], euler: [3.14159, 0, 0]}
+goal_link: panda_hand
+goal_mask: free_z
+"""
+
+
+def test_scene_files_give_goal_poses_and_simdplan_plan_plans_them(tmp_path, capsys):
+    from simdplan import cli
+
+    path = tmp_path / "pose.yaml"
+    path.write_text(POSE_SCENE)
+    scene = simdplan.scenes.load(path)
+    assert len(scene.goal_poses) == 2 and scene.goals.shape == (0, 7)
+    assert scene.goal_link == "panda_hand" and scene.goal_mask == "free_z"
+    back = simdplan.scenes.load(simdplan.scenes.save(scene, tmp_path / "again.json"))
+    assert np.allclose(back.goal_poses, scene.goal_poses, atol=1e-6) and back.goal_mask == "free_z"
+    out = tmp_path / "r.json"
+    assert cli.main(["plan", str(path), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "goal poses" in text and "verified:              yes" in text
+    import json
+
+    stats = json.loads(out.read_text())["stats"]
+    end = np.array(json.loads(out.read_text())["path"][-1])
+    pose = scene.goal_poses[stats["goal_pose_index"]]
+    T = urdf_link_pose(PANDA, end, "panda_hand")
+    assert np.linalg.norm(T[:3, 3] - pose[:3, 3]) <= 1.1e-4 and T[:3, 2] @ pose[:3, 2] > 1 - 1e-6
+
+
+@pytest.mark.parametrize("edit, key, match", [
+    ("goal_poses:\n  - {quat: [0, 0, 0, 1]}\n", "goal_poses[0].position", "missing"),
+    ("goal_poses:\n  - {position: [0.5, 0, 0.5], quat: [0, 0, 0, 3]}\n", "goal_poses[0]", "unit quaternion"),
+    ("goal_poses: []\n", "goal_poses", "non-empty list"),
+    ("goal_pose: {position: [0.5, 0, 0.5]}\ngoal_link: hand\n", "goal_link", "unknown link"),
+    ("goal_pose: {position: [0.5, 0, 0.5]}\ngoal_mask: free_w\n", "goal_mask", "must be one of"),
+    ("goal_pose: {position: [0.5, 0, 0.5]}\ngoal: [0, 0, 0, -2, 0, 2, 0]\n", "goal_pose", "not both"),
+])
+def test_bad_goal_poses_name_their_key(tmp_path, edit, key, match):
+    head = POSE_SCENE.split("goal_poses:")[0]
+    path = tmp_path / "bad.yaml"
+    path.write_text(head + edit)
+    with pytest.raises(simdplan.scenes.SceneError, match=match) as exc:
+        simdplan.scenes.load(path)
+    assert f": {key}:" in str(exc.value)
+
+
+def test_simdplan_ik_prints_solutions_and_exits_1_when_out_of_reach(capsys):
+    from simdplan import cli
+
+    assert cli.main(["ik", "panda", "--pose", "0.4", "0.1", "0.5", "1", "0", "0", "0", "--link", "panda_hand",
+                     "--solutions", "2", "--json"]) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["success"] and len(doc["solutions"]) == 2 and doc["link"] == "panda_hand"
+    for q in doc["solutions"]:
+        T = urdf_link_pose(PANDA, np.array(q), "panda_hand")
+        assert np.linalg.norm(T[:3, 3] - [0.4, 0.1, 0.5]) <= 1.1e-4
+    assert cli.main(["ik", "panda_bookshelf", "--pose", "3", "0", "0.5", "0", "0", "0", "1"]) == 1
+    assert "no solution" in capsys.readouterr().err
+    assert cli.main(["ik", "panda", "--pose", "0.4", "0.1", "0.5", "1", "0", "0", "1"]) == 2
+    assert "unit quaternion" in capsys.readouterr().err

@@ -8,6 +8,7 @@
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
                        [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
+    simdplan ik SCENE_OR_ROBOT --pose X Y Z QX QY QZ QW [--link L] [--mask M] [--solutions N] [--json]
     simdplan info [--json]
 
 SCENE is a scene file (YAML/JSON, see simdplan.scenes) or the name of a shipped example scene
@@ -27,7 +28,7 @@ at 10x the planning resolution between consecutive waypoints, every waypoint on 
 also checked against the robot's collision meshes (convex hulls, coal; simdplan.verify_path) at
 its default step, with the scene's padding ("mesh check").
 
-One module per command: plan, batch, generate, bench (the flags and report of simdplan.bench's harnesses), view,
+One module per command: plan, ik, batch, generate, bench (the flags and report of simdplan.bench's harnesses), view,
 spherize, info; inputs (SCENE and settings flags) and output (UserError, tables) are shared. This
 module builds the parser and runs the command.
 """
@@ -42,6 +43,7 @@ import warnings
 from simdplan.cli.batch import cmd_batch
 from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
 from simdplan.cli.generate import cmd_generate
+from simdplan.cli.ik import MASKS, cmd_ik
 from simdplan.cli.info import cmd_info
 from simdplan.cli.output import UserError, err, one_line
 from simdplan.cli.plan import cmd_plan
@@ -99,6 +101,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jerk-limit", type=float, metavar="J", help="with --timed: every joint's jerk limit (per s^3); "
                    "moves rest to rest along each edge with Ruckig (no blending)")
     p.set_defaults(func=cmd_plan)
+
+    k = sub.add_parser("ik", parents=[debug], help="joint configurations that put a link at a pose (inverse kinematics)",
+                       description="Solve inverse kinematics for a pose of a robot's link (Robot.ik), collision-free in "
+                                   "the scene's obstacles when a scene is given, and print the solutions.")
+    k.add_argument("scene", metavar="SCENE_OR_ROBOT",
+                   help="scene file or shipped example (its robot and obstacles), robot name or URDF file")
+    k.add_argument("--pose", nargs=7, type=float, required=True, metavar=("X", "Y", "Z", "QX", "QY", "QZ", "QW"),
+                   help="world position (m) and unit quaternion [x, y, z, w]")
+    k.add_argument("--link", help="link to place (default: the child of the robot's last moving joint)")
+    k.add_argument("--mask", choices=MASKS, default="pose",
+                   help="pose (default), position (orientation free), free_x|free_y|free_z (rotation about that axis free)")
+    k.add_argument("--solutions", type=int, default=1, metavar="N", help="distinct solutions wanted (default 1)")
+    k.add_argument("--seed", type=int, default=0, help="random seed of the restarts (default 0)")
+    k.add_argument("--time-limit", type=float, metavar="S", help="seconds at most (default: 1000 restarts at most)")
+    k.add_argument("--position-tolerance", type=float, default=1e-4, metavar="M", help="metres (default 1e-4)")
+    k.add_argument("--orientation-tolerance", type=float, default=1e-3, metavar="RAD", help="radians (default 1e-3)")
+    k.add_argument("--srdf", metavar="SRDF", help="with a URDF: its SRDF (disabled self-collision pairs)")
+    k.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    k.set_defaults(func=cmd_ik)
 
     t = sub.add_parser("batch", parents=[debug], help="plan many scene files on every core, results to a JSONL file",
                        description="Plan every scene file given (folders: every scene file under them) on every "

@@ -26,33 +26,13 @@ import os
 import sys
 import time
 
-from simdplan.cli.inputs import apply_overrides, plan_many_for
+from simdplan.cli.inputs import apply_overrides, plan_many_for, robot_from_arg
 from simdplan.cli.output import UserError, print_summary
 
 FORMAT = "simdplan-dataset/1"
 MANIFEST = "dataset.json"
 # flags that do not change the dataset (a resumed run may change them)
 RUN_ONLY = ("--resume", "--workers", "--ray")
-
-
-def _robot(spec: str, srdf: str | None):
-    """(Robot, its entry in the scene records) from a benchmark robot name or a URDF path."""
-    from simdplan import Robot
-    from simdplan.bench import robots as bench_robots
-
-    if spec in bench_robots.NAMES:
-        try:
-            return bench_robots.load(spec), spec
-        except ImportError as exc:  # the iiwa comes from pybullet_data
-            raise UserError(f"--robot {spec}: {exc}") from exc
-    if not os.path.isfile(spec):
-        raise UserError(f"--robot {spec}: not a robot name ({', '.join(bench_robots.NAMES)}) nor a URDF file")
-    try:
-        robot = Robot.from_urdf(spec, srdf)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"--robot {spec}: {exc}") from exc
-    entry = {"urdf": os.path.abspath(spec)} | ({"srdf": os.path.abspath(srdf)} if srdf else {})
-    return robot, entry
 
 
 def _defining_args(argv: list[str]) -> list[str]:
@@ -108,7 +88,7 @@ def cmd_generate(args) -> int:
     os.makedirs(args.out, exist_ok=True)
 
     t0 = time.perf_counter()
-    robot, robot_entry = _robot(args.robot, args.srdf)
+    robot, robot_entry = robot_from_arg(args.robot, args.srdf)
     problems = []
     for k, family in enumerate(families):
         try:

@@ -90,3 +90,23 @@ def plan_many_for(args, tasks: list, interrupted, **kwargs) -> list:
     except simdplan.planner.PlanManyInterrupted:
         err(interrupted())
         raise
+
+
+def robot_from_arg(spec: str, srdf: str | None, flag: str = "--robot"):
+    """(Robot, its entry in scene records) from a benchmark robot name or a URDF path; UserError if neither."""
+    from simdplan import Robot
+    from simdplan.bench import robots as bench_robots
+
+    if spec in bench_robots.NAMES:
+        try:
+            return bench_robots.load(spec), spec
+        except ImportError as exc:  # the iiwa comes from pybullet_data
+            raise UserError(f"{flag} {spec}: {exc}") from exc
+    if not os.path.isfile(spec):
+        raise UserError(f"{flag} {spec}: not a robot name ({', '.join(bench_robots.NAMES)}) nor a URDF file")
+    try:
+        robot = Robot.from_urdf(spec, srdf)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{flag} {spec}: {exc}") from exc
+    entry = {"urdf": os.path.abspath(spec)} | ({"srdf": os.path.abspath(srdf)} if srdf else {})
+    return robot, entry
