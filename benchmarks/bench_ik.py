@@ -180,12 +180,53 @@ def run_ikpy(robot, name, link, goals):
             "median_us": 1e6 * statistics.median(times), "p95_us": 1e6 * float(np.percentile(times, 95))}
 
 
+def run_mbm_pose_goals(limit: int | None, ik_solutions: int) -> dict:
+    """The MotionBenchMaker panda problems with each goal configuration's hand pose as the goal:
+    IK with the environment, then plan(goal_pose=...) against plan(goals) on the same problems."""
+    from simdplan.scenes import mbm
+
+    scenes = [s for s in mbm.load(mode="reference") if s.valid is not False]
+    if limit:
+        seen, keep = {}, []
+        for s in scenes:
+            if seen.get(s.problem, 0) < limit:
+                seen[s.problem] = seen.get(s.problem, 0) + 1
+                keep.append(s)
+        scenes = keep
+    robot = scenes[0].robot
+    ik_ok = ik_total = 0
+    joint, pose = [], []
+    for s in scenes:
+        goals = [ik_mod.link_pose64(robot._program, g, "panda_hand") for g in np.atleast_2d(s.goals)]
+        for g in goals:
+            ik_total += 1
+            ik_ok += robot.ik(g, "panda_hand", s.env).success
+        t0 = time.perf_counter()
+        rj = simdplan.plan(robot, s.env, s.start, s.goals, seed=0)
+        wj = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rp = simdplan.plan(robot, s.env, s.start, goal_pose=goals, goal_link="panda_hand", seed=0,
+                           ik_solutions=ik_solutions)
+        wp = time.perf_counter() - t0
+        joint.append((rj.success, rj.stats["planning_time_ns"] / 1e3, wj * 1e6))
+        pose.append((rp.success, (rp.stats.get("planning_time_ns", 0) + rp.stats["ik_time_ns"]) / 1e3, wp * 1e6,
+                     rp.stats["ik_time_ns"] / 1e3))
+    med = lambda rows, k: statistics.median(r[k] for r in rows if r[0])  # noqa: E731
+    return {"problems": len(scenes), "ik_success": ik_ok / max(ik_total, 1), "ik_goals": ik_total,
+            "joint_solved": sum(r[0] for r in joint), "pose_solved": sum(r[0] for r in pose),
+            "joint_plan_median_us": med(joint, 1), "pose_plan_ik_median_us": med(pose, 1),
+            "pose_ik_median_us": med(pose, 3), "joint_wall_median_us": med(joint, 2), "pose_wall_median_us": med(pose, 2),
+            "ik_solutions": ik_solutions}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--poses", type=int, default=10_000)
     ap.add_argument("--anchor-poses", type=int, default=1000, help="poses for pinocchio CLIK and ikpy (slower)")
     ap.add_argument("--robots", default="panda,ur5,iiwa")
     ap.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "ik.json"))
+    ap.add_argument("--mbm-limit", type=int, default=0, help="pose goals: the first N problems of each class (0: all)")
+    ap.add_argument("--ik-solutions", type=int, default=8, help="pose goals: IK solutions per pose (plan's ik_solutions)")
     args = ap.parse_args()
     out = {"machine": {"platform": platform.platform(), **simdplan.info()}, "rows": []}
     head = (f"{'robot':6s} {'solver':22s} {'poses':>6s} {'success':>8s} {'median us':>10s} {'p95 us':>9s} "
@@ -210,6 +251,14 @@ def main() -> int:
             print(f"{name:6s} {r['solver']:22s} {r['n']:6d} {r['success']:8.4f} {r['median_us']:10.1f} {r['p95_us']:9.1f} "
                   f"{mean} {batch} {ratio:9.3f}")
             out["rows"].append({"robot": name, **r})
+    mb = run_mbm_pose_goals(args.mbm_limit or None, args.ik_solutions)
+    out["mbm_pose_goals"] = mb
+    print(f"\nMotionBenchMaker panda, {mb['problems']} problems, each goal's panda_hand pose as the goal: IK with the "
+          f"environment solved {mb['ik_success']:.4f} of {mb['ik_goals']} poses; solved {mb['pose_solved']} to poses vs "
+          f"{mb['joint_solved']} to joint goals; median planning + IK {mb['pose_plan_ik_median_us']:.1f} us (IK "
+          f"{mb['pose_ik_median_us']:.1f}) vs planning {mb['joint_plan_median_us']:.1f} us "
+          f"({mb['pose_plan_ik_median_us'] / mb['joint_plan_median_us']:.2f}x); wall time of the plan call "
+          f"{mb['pose_wall_median_us']:.0f} vs {mb['joint_wall_median_us']:.0f} us; ik_solutions {mb['ik_solutions']}.")
     print(f"success: inside the limits and within {POS_TOL} m / {ROT_TOL} rad by float64 FK (ours also free of "
           f"self-collision); batch us/pose: ik_many's wall time / poses (compare with the mean); ours / it: our "
           f"median single-solve time over the solver's; {simdplan.info()['isa']}.")
