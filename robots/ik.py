@@ -88,9 +88,10 @@ def default_link(robot, program) -> str:
         raise ValueError(f"robot {robot.name!r} has {len(ends)} ends ({', '.join(e[0] for e in ends)}, ...): "
                          "pass link= to say which to place")
     body = int(p.link_body[p.link_names.index(ends[0][0])])
-    first = [i for i, b in enumerate(p.link_body) if b == body]
-    # the link whose frame is the body's frame: the moving joint's child (ties: the first in URDF order)
-    link = p.link_names[min(first, key=lambda i: np.abs(p.link_in_body[i] - np.eye(4)).max())]
+    members = {n for n, b in zip(p.link_names, p.link_body) if b == body}
+    # the body starts at its moving joint: that joint's child link
+    starts = [j.child for j in robot.description.joints if j.child in members and j.type != "fixed"]
+    link = starts[0] if starts else min(members, key=p.link_names.index)
     _DEFAULT_LINKS[id(program)] = (program, link)
     return link
 
