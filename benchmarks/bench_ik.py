@@ -35,6 +35,7 @@ import numpy as np
 import simdplan
 from simdplan.bench import robots as bench_robots
 from simdplan.robots import builtin_paths
+from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS
 from simdplan.robots import ik as ik_mod
 
 ROBOTS = {"panda": ("panda_link0", "panda_link7"), "ur5": ("base_link", "tool0"), "iiwa": ("lbr_iiwa_link_0", "lbr_iiwa_link_7")}
@@ -226,7 +227,8 @@ def main() -> int:
     ap.add_argument("--robots", default="panda,ur5,iiwa")
     ap.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "ik.json"))
     ap.add_argument("--mbm-limit", type=int, default=0, help="pose goals: the first N problems of each class (0: all)")
-    ap.add_argument("--ik-solutions", type=int, default=8, help="pose goals: IK solutions per pose (plan's ik_solutions)")
+    ap.add_argument("--ik-solutions", type=int, default=DEFAULT_IK_SOLUTIONS,
+                    help="pose goals: IK solutions per pose in the first round (plan's ik_solutions)")
     args = ap.parse_args()
     out = {"machine": {"platform": platform.platform(), **simdplan.info()}, "rows": []}
     head = (f"{'robot':6s} {'solver':22s} {'poses':>6s} {'success':>8s} {'median us':>10s} {'p95 us':>9s} "
