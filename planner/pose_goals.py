@@ -53,9 +53,11 @@ def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask
         if left is not None and left <= 0 and result is not None:
             break
         t_ik = time.perf_counter_ns()
-        for k, pose in enumerate(poses):
-            res = robot.ik(pose, link, env, n_solutions=ik_solutions << round_, seed=seed + 7919 * round_ + k, mask=mask,
-                           padding=padding, time_limit=None if left is None else max(left / (2 * len(poses)), 1e-4))
+        # every pose in one core call (pose k with seed + k), half the time left shared among them
+        found = robot.ik_many(poses, link, env, n_solutions=ik_solutions << round_, seed=seed + 7919 * round_,
+                              mask=mask, padding=padding,
+                              time_limit=None if left is None else max(left / (2 * len(poses)), 1e-4))
+        for k, res in enumerate(found):
             goals.extend(res.solutions)
             owner.extend([k] * len(res.solutions))
         ik_ns += time.perf_counter_ns() - t_ik
