@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from simdplan import _core
-from simdplan.planner.plan import (check_settings_range, check_types, core_output, problem_arrays, to_result,
+from simdplan.planner.plan import (check_settings_range, check_types, core_output, plan, problem_arrays, to_result,
                                    validated_settings, with_clamp_note)
 from simdplan.planner.result import PlanResult
 from simdplan.planner.settings import PLANNERS, PlannerSettings, to_core, warn_ignored
@@ -47,6 +47,10 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
         # at once and this thread's preparation overlaps it
         chunk, size = [], 8
         for i, task in enumerate(tasks):
+            if getattr(task, "goal_poses", None):  # a Scene with goal poses: IK rounds run in Python, so here
+                finished.put(i, prepared.pose_task(task, numbers[i]))
+                take(batch.collect(0.0))
+                continue
             try:
                 core_task, owner = prepared.task(task)
             except (TypeError, ValueError) as exc:
@@ -109,6 +113,21 @@ class Prepared:
             check_settings_range(s, robot)
             core = self._cores[core_key] = to_core(s, robot)
         return (robot.core, model, s.planner, start, goals, core), (robot, env, start, goals, s)
+
+    def pose_task(self, task, number: int) -> PlanResult:
+        """A Scene with goal poses, planned by simdplan.plan on this thread (its IK rounds are Python)
+        with the seed task ``number`` gets, as plan would return it (or its error result)."""
+        try:
+            s = self._settings_for(task.settings)
+            fields = {k: v for k, v in vars(s).items() if k != "planner"}
+            fields["seed"] = int(_core.task_seed(int(s.seed), int(number)))
+            result = plan(task.robot, task.env, task.start, planner=s.planner, goal_pose=list(task.goal_poses),
+                          goal_link=task.goal_link, goal_mask=task.goal_mask, **fields)
+            result.stats["seed"] = fields["seed"]
+            result.stats["call_time_ns"] = result.stats["total_time_ns"]
+            return result
+        except (TypeError, ValueError) as exc:
+            return error_result(exc, task)
 
     def _settings_for(self, base: PlannerSettings | None) -> PlannerSettings:
         """The validated settings of a task whose own are ``base`` (a Scene's; None for a tuple)."""

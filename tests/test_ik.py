@@ -300,3 +300,18 @@ def test_simdplan_ik_prints_solutions_and_exits_1_when_out_of_reach(capsys):
     assert "no solution" in capsys.readouterr().err
     assert cli.main(["ik", "panda", "--pose", "0.4", "0.1", "0.5", "1", "0", "0", "1"]) == 2
     assert "unit quaternion" in capsys.readouterr().err
+
+
+def test_plan_many_plans_goal_pose_scenes_as_plan_does(tmp_path):
+    path = tmp_path / "pose.yaml"
+    path.write_text(POSE_SCENE)
+    pose_scene = simdplan.scenes.load(path)
+    table = simdplan.scenes.load(simdplan.scenes.example("panda_table"))
+    results = simdplan.plan_many([pose_scene, table, pose_scene], workers=2, seed=3)
+    assert all(r.success for r in results)
+    for i in (0, 2):
+        seed = simdplan.planner.task_seed(3, i)
+        alone = simdplan.plan(pose_scene.robot, pose_scene.env, pose_scene.start, goal_pose=pose_scene.goal_poses,
+                              goal_link="panda_hand", goal_mask="free_z", seed=seed)
+        assert np.array_equal(alone.path, results[i].path) and results[i].stats["seed"] == seed
+        assert results[i].stats["goal_pose_index"] in (0, 1)
