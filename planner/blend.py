@@ -39,7 +39,8 @@ class BlendedPath:
     """A polyline ``waypoints`` (k, dof) with corner i (1 <= i <= k-2) blended within
     ``deviations[i - 1]`` (joint-space distance; 0: a stop), positions kept in [lower, upper] (the
     joint limits, optional). Duplicate consecutive waypoints are dropped first (``source_index``
-    maps the kept ones back; a corner's ``index`` counts kept waypoints). ``stops``: arc lengths where the motion must be at rest (start, sharp corners, end)."""
+    maps the kept ones back; a corner's ``index`` counts kept waypoints). ``stops``: arc lengths
+    where the motion must be at rest (start, sharp corners, end)."""
 
     def __init__(self, waypoints, deviations, lower=None, upper=None):
         q = np.asarray(waypoints, dtype=np.float64)

@@ -35,7 +35,8 @@ def pose_list(goal_pose) -> list:
         return [goal_pose]
     if isinstance(goal_pose, (tuple, list)) and len(goal_pose) > 0:
         return list(goal_pose)
-    raise ValueError("goal_pose must be a pose (4x4, or (position, quaternion [x, y, z, w])) or a non-empty list of them")
+    raise ValueError("goal_pose must be a pose (4x4, or (position, quaternion [x, y, z, w])) or a non-empty "
+                     "list of them")
 
 
 def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask, ik_solutions: int,

@@ -102,7 +102,8 @@ class Trajectory:
             q[m], qd[m], qdd[m] = evaluate(np.clip(tt[m] - t0, 0.0, d))
         return q, qd, qdd
 
-    def limit_violations(self, velocity_limits, acceleration_limits, jerk_limits=None, rate: float = CHECK_RATE) -> dict:
+    def limit_violations(self, velocity_limits, acceleration_limits, jerk_limits=None,
+                         rate: float = CHECK_RATE) -> dict:
         """Largest ratio |value| / limit per kind, from finite differences of positions sampled at
         ``rate`` Hz (velocity: first differences; acceleration: second; jerk: third). A ratio above
         1 + LIMIT_SLACK is a violation."""
@@ -133,7 +134,8 @@ class Trajectory:
             raise ValueError(f"cannot save a trajectory as {ext or 'a file without extension'!r}: use .json or .csv")
 
     def __repr__(self) -> str:
-        return (f"Trajectory(duration={self.duration:.3f} s, samples={len(self.t)}, method={self.stats.get('method')!r}, "
+        return (f"Trajectory(duration={self.duration:.3f} s, samples={len(self.t)}, "
+                f"method={self.stats.get('method')!r}, "
                 f"stopped={self.stats.get('stopped')}, reduced={self.stats.get('reduced')})")
 
 

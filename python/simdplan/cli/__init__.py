@@ -102,16 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "moves rest to rest along each edge with Ruckig (no blending)")
     p.set_defaults(func=cmd_plan)
 
-    k = sub.add_parser("ik", parents=[debug], help="joint configurations that put a link at a pose (inverse kinematics)",
-                       description="Solve inverse kinematics for a pose of a robot's link (Robot.ik), collision-free in "
-                                   "the scene's obstacles when a scene is given, and print the solutions.")
+    k = sub.add_parser("ik", parents=[debug],
+                       help="joint configurations that put a link at a pose (inverse kinematics)",
+                       description="Solve inverse kinematics for a pose of a robot's link (Robot.ik), collision-free "
+                                   "in the scene's obstacles when a scene is given, and print the solutions.")
     k.add_argument("scene", metavar="SCENE_OR_ROBOT",
                    help="scene file or shipped example (its robot and obstacles), robot name or URDF file")
     k.add_argument("--pose", nargs=7, type=float, required=True, metavar=("X", "Y", "Z", "QX", "QY", "QZ", "QW"),
                    help="world position (m) and unit quaternion [x, y, z, w]")
     k.add_argument("--link", help="link to place (default: the child of the robot's last moving joint)")
     k.add_argument("--mask", choices=MASKS, default="pose",
-                   help="pose (default), position (orientation free), free_x|free_y|free_z (rotation about that axis free)")
+                   help="pose (default), position (orientation free), free_x|free_y|free_z (rotation about that "
+                        "axis free)")
     k.add_argument("--solutions", type=int, default=1, metavar="N", help="distinct solutions wanted (default 1)")
     k.add_argument("--seed", type=int, default=0, help="random seed of the restarts (default 0)")
     k.add_argument("--time-limit", type=float, metavar="S", help="seconds at most (default: 1000 restarts at most)")
