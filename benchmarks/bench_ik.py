@@ -163,9 +163,13 @@ def run_ikpy(robot, name, link, goals):
     base, tip = ROBOTS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        chain = ikpy.chain.Chain.from_urdf_file(urdf_of(name), base_elements=chain_elements(robot, base, tip))
-        active = [i for i, l in enumerate(chain.links) if l.name in robot.joint_names]
-        chain.active_links_mask = np.array([i in active for i in range(len(chain.links))])
+        elements = chain_elements(robot, base, tip)
+        full = ikpy.chain.Chain.from_urdf_file(urdf_of(name), base_elements=elements)
+        # ikpy follows the URDF past the tip (to a finger): end its chain at the joint into the tip
+        names = [link.name for link in full.links]
+        links = full.links[: names.index(elements[-2]) + 1]
+        active = [i for i, link in enumerate(links) if link.name in robot.joint_names]
+        chain = ikpy.chain.Chain(links, active_links_mask=[i in active for i in range(len(links))])
     rng = np.random.default_rng(3)
     times, ok = [], 0
     for g0, g in zip(goals, in_base(robot, name, goals)):
