@@ -118,17 +118,21 @@ class VampBaseline:
                                                (hi + 0.01).tolist(), False)
         return np.asarray(kept, dtype=np.float32).reshape(-1, 3), int(ns)
 
-    def plan(self, start, goals, vamp_env, simplify: bool = True, joint_names=None) -> dict:
+    def plan(self, start, goals, vamp_env, simplify: bool = True, joint_names=None, skip: int = 0) -> dict:
         """RRT-Connect (and simplification) on one problem; the record fields of ``bench mbm``.
 
         start (dof,), goals (m, dof) and the returned path are in ``joint_names`` order (default:
-        VAMP's own); they are reordered for VAMP, whose robots may list joints in another order."""
+        VAMP's own); they are reordered for VAMP, whose robots may list joints in another order.
+        The Halton sampler restarts for every problem (as VAMP's own scripts run it), then ``skip``
+        samples are drawn and dropped (benchmarks/vamp_sequence.py: other stretches of the sequence)."""
         order = self._order(joint_names)
         start = np.asarray(start, dtype=np.float64)
         goals = np.atleast_2d(np.asarray(goals, dtype=np.float64))
         if order is not None:
             start, goals = start[order], goals[:, order]
         self.sampler.reset()
+        for _ in range(skip):
+            self.sampler.next()
         result = self.planner(start.tolist(), [g.tolist() for g in goals], vamp_env, self.plan_settings, self.sampler)
         rec = {"solved": bool(result.solved), "planning_time_us": result.nanoseconds / 1e3,
                "iterations": int(result.iterations), "simplify_time_us": 0.0}
