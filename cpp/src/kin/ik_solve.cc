@@ -18,10 +18,14 @@ namespace {
 
 // iterations per solver call between the driver's checks of the lanes (and of the deadline)
 constexpr int32_t kChunk = 8;
-// initial damping (m^2): small against a Jacobian of about a metre per radian
-constexpr float kLambda0 = 1e-3f;
-// largest joint change per iteration (rad or m): keeps a step from jumping across the workspace
-constexpr float kMaxStep = 0.4f;
+// initial damping (m^2), and the largest joint change per iteration (rad or m), which keeps a
+// step from jumping across the workspace.
+// PERF: solver iterations (exact counts) over 200 reachable poses each of panda, ur5 and iiwa and
+// the hand poses of 140 MotionBenchMaker goals in their scenes, two seed sets: 1e-3 and 0.4 took
+// 490k and 456k, 1e-2 and 1.0 360k and 358k (-22..26%, every set fewer); steps of 1.5-3.0 and
+// damping of 1e-4 or 3e-2, and other growth and shrink factors of lambda, did no better.
+constexpr float kLambda0 = 1e-2f;
+constexpr float kMaxStep = 1.0f;
 // the solver converges to this fraction of the tolerances, so float32 rounding (about 1e-6 m and
 // rad) keeps every solution inside them when the caller checks it in float64
 constexpr double kInternalTol = 0.5;
