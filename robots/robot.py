@@ -407,9 +407,10 @@ class Robot:
     def ik_many(self, poses, link: str | None = None, env: Environment | None = None, *, seed: int = 0,
                 padding: float = 0.0, **kwargs) -> list:
         """``ik`` for every pose of ``poses`` (a sequence of poses, or (n, 4, 4)) in one core call, the
-        same options (``ik``'s keywords); pose i is solved with seed + i. NOTE: the poses are solved
-        one after another inside the call (the lanes hold restarts of one pose), so a batch saves the
-        per-call Python work, not solver work."""
+        same options (``ik``'s keywords; ``time_limit`` bounds the whole batch). The SIMD lanes are
+        shared among the poses: a lane freed by a converged or abandoned restart takes up the unsolved
+        pose with the fewest lanes, so none keeps working on a solved pose. Pose i draws its restarts
+        from seed + i; results are deterministic but not those of ``ik`` one pose at a time."""
         if padding != 0.0:
             padding = check_padding(padding)
         return solve_ik_many(self, self._program, self._model, self._env_model(env, padding), poses, link,

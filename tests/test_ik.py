@@ -189,11 +189,24 @@ def test_bad_poses_and_options_raise_clear_errors(pose, kwargs, match):
         PANDA.ik(pose, **kwargs)
 
 
-def test_ik_many_solves_each_pose():
-    qs = valid_configs(UR5, 6, 10)
+def test_ik_many_shares_the_lanes_among_poses_and_solves_each(isa):
+    qs = valid_configs(UR5, 40, 10)
     poses = [urdf_link_pose(UR5, q, "tool0") for q in qs]
-    results = UR5.ik_many(poses, "tool0", seed=5)
-    assert len(results) == 6 and all(r.success for r in results)
+    results = UR5.ik_many(poses, "tool0", seed=5, n_solutions=2)
+    assert len(results) == 40 and all(r.success for r in results)
+    for pose, r in zip(poses, results):
+        assert len(r.solutions) == 2
+        for sol in r.solutions:
+            T = urdf_link_pose(UR5, sol, "tool0")
+            assert np.linalg.norm(T[:3, 3] - pose[:3, 3]) <= 1.1e-4 and rot_angle(T, pose) <= 1.1e-3
+            assert UR5.is_valid(sol)
+    again = UR5.ik_many(poses, "tool0", seed=5, n_solutions=2)
+    assert all(np.array_equal(a.solutions, b.solutions) for a, b in zip(results, again))
+    # an unreachable pose among reachable ones fails alone
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    mixed = UR5.ik_many([poses[0], far, poses[1]], "tool0", seed=5)
+    assert [r.success for r in mixed] == [True, False, True]
 
 
 # ----- pose goals in planning -----

@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "arrays.hh"
@@ -244,25 +245,25 @@ void bind_robots(nb::module_& m) {
              const std::vector<std::vector<double>>& targets, int32_t mode, int32_t axis, double pos_tol,
              double ori_tol, int32_t n_solutions, uint64_t seed, int64_t max_attempts, int32_t attempt_iters,
              double min_distance, float padding, const std::vector<double>& seeds, double time_limit) {
-            std::vector<IkRequest> reqs;
-            for (size_t i = 0; i < targets.size(); ++i)
-              reqs.push_back(ik_request(r, tip_body, tip, targets[i], mode, axis, pos_tol, ori_tol, n_solutions,
-                                        seed + i, max_attempts, attempt_iters, min_distance, padding, seeds));
+            if (targets.empty()) return nb::list();
+            const IkRequest q = ik_request(r, tip_body, tip, targets[0], mode, axis, pos_tol, ori_tol, n_solutions,
+                                           seed, max_attempts, attempt_iters, min_distance, padding, seeds);
+            std::vector<std::array<float, 12>> goals;
+            for (const std::vector<double>& g : targets) {
+              if (g.size() != 16) throw std::invalid_argument("every target: a 4 x 4 matrix");
+              check_pose(g.data());
+              std::array<float, 12> f;
+              for (int i = 0; i < 12; ++i) f[i] = float(g[i]);
+              goals.push_back(f);
+            }
             Interrupt* interrupt = PythonSignals::for_this_thread();
             std::vector<IkOutput> outs;
-            Deadline::Stop stopped = Deadline::Stop::none;
+            Deadline deadline(time_limit, interrupt);  // one for the whole batch
             {
               nb::gil_scoped_release release;
-              for (const IkRequest& q : reqs) {  // each pose its own time limit
-                Deadline deadline(time_limit, interrupt);
-                outs.push_back(solve_ik(r, env, q, deadline));
-                if (outs.back().stopped == Deadline::Stop::interrupted) {
-                  stopped = Deadline::Stop::interrupted;
-                  break;
-                }
-              }
+              outs = solve_ik_many(r, env, q, goals, deadline);
             }
-            raise_if_interrupted(stopped);
+            raise_if_interrupted(deadline.stopped());
             nb::list res;
             for (const IkOutput& o : outs) res.append(ik_tuple(o, r.dof()));
             return res;

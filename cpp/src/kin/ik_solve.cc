@@ -33,7 +33,7 @@ constexpr double kInternalTol = 0.5;
 // The tip frame of q in double arithmetic (the program's float32 origins, exact to about 1e-7 m),
 // and its errors against the goal under the mode: position (m) and angle (rad) of what the mode
 // constrains. The solver's float32 convergence is checked with this before a solution is kept.
-void tip_errors(const RobotView& rb, const IkRequest& req, const float* q, double& pos, double& angle) {
+void tip_errors(const RobotView& rb, const IkRequest& req, const float* G, const float* q, double& pos, double& angle) {
   double frames[64][12];
   std::vector<std::array<double, 12>> heap;
   double(*F)[12] = frames;
@@ -74,7 +74,6 @@ void tip_errors(const RobotView& rb, const IkRequest& req, const float* q, doubl
     for (int j = 0; j < 4; ++j)
       T[4 * i + j] = B[4 * i] * req.tip[j] + B[4 * i + 1] * req.tip[4 + j] + B[4 * i + 2] * req.tip[8 + j] +
                      (j == 3 ? B[4 * i + 3] : 0.0);
-  const float* G = req.target;
   pos = std::sqrt((T[3] - G[3]) * (T[3] - G[3]) + (T[7] - G[7]) * (T[7] - G[7]) + (T[11] - G[11]) * (T[11] - G[11]));
   angle = 0.0;
   if (req.mode == kIkPosition) return;
@@ -96,8 +95,11 @@ float* aligned(std::vector<float>& v) {
 
 }  // namespace
 
-IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline) {
-  IkOutput out;
+std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& env, const IkRequest& req,
+                                    const std::vector<std::array<float, 12>>& targets, const Deadline& deadline) {
+  const int64_t n_poses = int64_t(targets.size());
+  std::vector<IkOutput> out(static_cast<size_t>(n_poses));
+  if (n_poses == 0) return out;
   const IkKernels& ik = ik_kernels_active();
   const KernelTable& k = active();
   const RobotView& rb = robot.view();
@@ -107,14 +109,17 @@ IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkReque
   const std::vector<float> lo = robot.float_limits(false), hi = robot.float_limits(true);
   const std::vector<uint8_t>& wrap = robot.wrap();
 
+  // every lane seeks its own pose: lane_target holds the 12 goal values of each lane's pose
+  std::vector<float> lane_target(size_t(12) * W, 0.0f);
   IkTask t{};
   t.tip_body = req.tip_body;
-  for (int i = 0; i < 12; ++i) t.tip[i] = req.tip[i], t.target[i] = req.target[i];
+  for (int i = 0; i < 12; ++i) t.tip[i] = req.tip[i], t.target[i] = targets[0][i];
   t.mode = req.mode;
   t.axis = req.axis;
   t.pos_tol = float(req.pos_tol * kInternalTol);
   t.sin_tol = float(std::sin(req.ori_tol * kInternalTol));
   t.max_step = kMaxStep;
+  t.lane_target = lane_target.data();
   t.lower = lo.data();
   t.upper = hi.data();
   t.wrap = wrap.data();
@@ -125,33 +130,47 @@ IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkReque
   std::vector<float> scratch_buf(size_t(ik.scratch_floats(&rb)) + 16), one_buf(size_t(k.one_scratch_floats(&rb)) + 16);
   float* scratch = aligned(scratch_buf);
   float* one = aligned(one_buf);
-  std::vector<int32_t> lane_iters(W, 0);
+  std::vector<int32_t> lane_iters(W, 0), lane_pose(W, -1), pose_lanes(size_t(n_poses), 0);
+  std::vector<uint8_t> finished(size_t(n_poses), 0);
+  std::vector<planner::Rng> rngs;
+  for (int64_t p = 0; p < n_poses; ++p) rngs.emplace_back(req.seed + uint64_t(p));  // pose p: seed + p
   std::vector<float> row(dof);
-  planner::Rng rng(req.seed);
   const int64_t user_seeds = int64_t(req.seeds.size()) / std::max(dof, 1);
 
-  auto reseed = [&](int l) {
+  // a restart for lane l on the unfinished pose with the fewest lanes (that may still begin one), or idle
+  auto assign = [&](int l) -> bool {
+    int64_t best = -1;
+    for (int64_t p = 0; p < n_poses; ++p) {
+      if (finished[p] || out[p].attempts >= req.max_attempts) continue;
+      if (best < 0 || pose_lanes[p] < pose_lanes[best]) best = p;
+    }
+    lane_pose[l] = int32_t(best);
+    if (best < 0) return false;
+    IkOutput& o = out[size_t(best)];
     for (int32_t j = 0; j < dof; ++j) {
       float v;
-      if (out.attempts < user_seeds) {
-        v = std::min(std::max(req.seeds[size_t(out.attempts) * dof + j], lo[j]), hi[j]);
+      if (o.attempts < user_seeds) {
+        v = std::min(std::max(req.seeds[size_t(o.attempts) * dof + j], lo[j]), hi[j]);
       } else {
-        v = float(lo[j] + rng.uniform() * (double(hi[j]) - lo[j]));
+        v = float(lo[j] + rngs[best].uniform() * (double(hi[j]) - lo[j]));
         v = std::min(std::max(v, lo[j]), hi[j]);
       }
       cand[size_t(j) * W + l] = v;
     }
+    for (int i = 0; i < 12; ++i) lane_target[size_t(i) * W + l] = targets[best][i];
     error[l] = std::numeric_limits<float>::infinity();
     lambda[l] = kLambda0;
     lane_iters[l] = 0;
-    ++out.attempts;
+    ++o.attempts;
+    ++pose_lanes[best];
+    return true;
   };
-  auto distinct = [&](const std::vector<float>& x) {
-    const size_t n = out.solutions.size() / size_t(dof);
+  auto distinct = [&](const IkOutput& o, const std::vector<float>& x) {
+    const size_t n = o.solutions.size() / size_t(dof);
     for (size_t s = 0; s < n; ++s) {
       double d2 = 0;
       for (int32_t j = 0; j < dof; ++j) {
-        const double d = out.solutions[s * dof + j] - x[j];
+        const double d = o.solutions[s * dof + j] - x[j];
         d2 += d * d;
       }
       if (d2 < req.min_distance * req.min_distance) return false;
@@ -160,50 +179,54 @@ IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkReque
   };
 
   uint32_t active = 0;
-  for (int l = 0; l < W && out.attempts < req.max_attempts; ++l) {
-    reseed(l);
-    active |= 1u << l;
-  }
+  for (int l = 0; l < W; ++l)
+    if (assign(l)) active |= 1u << l;
+  Deadline::Stop stopped = Deadline::Stop::none;
   while (active != 0) {
     if (deadline.passed()) {
-      out.stopped = deadline.stopped();
+      stopped = deadline.stopped();
       break;
     }
     const uint32_t done = ik.iterate(&rb, &t, &lanes, active, kChunk, scratch);
-    bool enough = false;
     for (int l = 0; l < W; ++l) {
       if (!(active >> l & 1u)) continue;
+      const int32_t p = lane_pose[l];
+      IkOutput& o = out[size_t(p)];
       lane_iters[l] += kChunk;
-      out.iterations += kChunk;
-      bool finished = false;
-      if (done >> l & 1u) {
-        finished = true;
+      o.iterations += kChunk;
+      bool release = finished[p] != 0;  // its pose was solved by another lane meanwhile
+      if (!release && (done >> l & 1u)) {
+        release = true;
         for (int32_t j = 0; j < dof; ++j) row[j] = q[size_t(j) * W + l];
         double pe, ae;
-        tip_errors(rb, req, row.data(), pe, ae);
+        tip_errors(rb, req, targets[p].data(), row.data(), pe, ae);
         if (!(pe <= req.pos_tol && ae <= req.ori_tol)) {
-          ++out.imprecise;  // float32 said converged, double does not agree: a restart lost, not a wrong answer
+          ++o.imprecise;  // float32 said converged, double does not agree: a restart lost, not a wrong answer
         } else if (!k.check_one(&rb, &env.view(), row.data(), req.padding, one)) {
-          ++out.colliding;
-        } else if (!enough && distinct(row)) {
-          out.solutions.insert(out.solutions.end(), row.begin(), row.end());
-          out.pos_err.push_back(pe);
-          out.rot_err.push_back(ae);
-          enough = int64_t(out.solutions.size()) >= int64_t(req.n_solutions) * dof;
+          ++o.colliding;
+        } else if (distinct(o, row)) {
+          o.solutions.insert(o.solutions.end(), row.begin(), row.end());
+          o.pos_err.push_back(pe);
+          o.rot_err.push_back(ae);
+          if (int64_t(o.pos_err.size()) >= int64_t(req.n_solutions)) finished[p] = 1;
         }
-      } else if (lane_iters[l] >= req.attempt_iters) {
-        finished = true;
+      } else if (!release && lane_iters[l] >= req.attempt_iters) {
+        release = true;
       }
-      if (!finished) continue;
-      if (!enough && out.attempts < req.max_attempts) {
-        reseed(l);
-      } else {
-        active &= ~(1u << l);
-      }
+      if (!release) continue;
+      --pose_lanes[p];
+      if (!assign(l)) active &= ~(1u << l);
     }
-    if (enough) break;
   }
+  for (int64_t p = 0; p < n_poses; ++p)
+    if (!finished[p]) out[size_t(p)].stopped = stopped;
   return out;
+}
+
+IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline) {
+  std::array<float, 12> target;
+  for (int i = 0; i < 12; ++i) target[i] = req.target[i];
+  return solve_ik_many(robot, env, req, {target}, deadline)[0];
 }
 
 }  // namespace simdplan

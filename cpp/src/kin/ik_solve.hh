@@ -1,5 +1,6 @@
 // kin/ik_solve.hh: inverse kinematics with restarts for one goal pose (ISA-neutral driver).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -39,5 +40,11 @@ struct IkOutput {
 // Restarts in the lanes of the active ISA until n_solutions distinct collision-free solutions (self
 // and env, with padding) are found, max_attempts restarts are spent, or the deadline passes.
 IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline);
+
+// The same for every goal of `targets` at once (req.target unused; pose p with seed req.seed + p):
+// the lanes are shared among the poses, each freed lane taking up the unsolved pose with the fewest
+// lanes, so no lane keeps working on a pose another lane has solved. One deadline for the batch.
+std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& env, const IkRequest& req,
+                                    const std::vector<std::array<float, 12>>& targets, const Deadline& deadline);
 
 }  // namespace simdplan

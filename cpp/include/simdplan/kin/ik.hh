@@ -42,8 +42,8 @@ SIMDPLAN_INLINE V ik_error(const RobotView& rb, const IkTask& t, const V* frames
       for (int k = 0; k < 3; ++k) acc = fmadd(B[4 * i + k], V::fill(t.tip[4 * k + j]), acc);
       T[4 * i + j] = acc;
     }
-  const float* G = t.target;
-  e[0] = V::fill(G[3]) - T[3], e[1] = V::fill(G[7]) - T[7], e[2] = V::fill(G[11]) - T[11];
+  auto goal = [&](int k) { return t.lane_target ? V::load(t.lane_target + k * V::W) : V::fill(t.target[k]); };
+  e[0] = goal(3) - T[3], e[1] = goal(7) - T[7], e[2] = goal(11) - T[11];
   V cosv = V::fill(1.0f);
   if (t.mode == kIkPosition) {
     e[3] = e[4] = e[5] = V::zero();
@@ -53,7 +53,7 @@ SIMDPLAN_INLINE V ik_error(const RobotView& rb, const IkTask& t, const V* frames
     const int k0 = t.mode == kIkFreeAxis ? t.axis : 0, k1 = t.mode == kIkFreeAxis ? t.axis + 1 : 3;
     for (int k = k0; k < k1; ++k) {  // R_k x G_k
       const V rx = T[k], ry = T[4 + k], rz = T[8 + k];
-      const V gx = V::fill(G[k]), gy = V::fill(G[4 + k]), gz = V::fill(G[8 + k]);
+      const V gx = goal(k), gy = goal(4 + k), gz = goal(8 + k);
       w[0] = w[0] + (ry * gz - rz * gy);
       w[1] = w[1] + (rz * gx - rx * gz);
       w[2] = w[2] + (rx * gy - ry * gx);

@@ -27,6 +27,9 @@ struct IkTask {
   float pos_tol;      // metres: converged when the tip origin is this close
   float sin_tol;      // sin of the angle tolerance: converged when the rotation left has a smaller sine (and cos > 0)
   float max_step;     // largest change of one joint per iteration (rad or m)
+  // nullptr: every lane seeks `target`; else 12 x W floats, lane l seeking the frame whose value k
+  // is lane_target[k * W + l] (several poses solved in one vector)
+  const float* lane_target;
   const float* lower;  // dof limits (continuous joints: -pi, pi)
   const float* upper;
   const uint8_t* wrap;  // dof: continuous joints wrap to [-pi, pi] instead of stopping at a limit
