@@ -408,8 +408,8 @@ class Robot:
                 padding: float = 0.0, **kwargs) -> list:
         """``ik`` for every pose of ``poses`` (a sequence of poses, or (n, 4, 4)) in one core call, the
         same options (``ik``'s keywords; ``time_limit`` bounds the whole batch). The SIMD lanes are
-        shared among the poses: a lane freed by a converged or abandoned restart takes up the unsolved
-        pose with the fewest lanes, so none keeps working on a solved pose. Pose i draws its restarts
+        shared among the poses: a lane whose restart failed tries its pose again, one whose pose is
+        solved takes up the next pose, so none keeps working on a solved pose. Pose i draws its restarts
         from seed + i; results are deterministic but not those of ``ik`` one pose at a time."""
         if padding != 0.0:
             padding = check_padding(padding)

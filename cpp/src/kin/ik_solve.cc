@@ -137,12 +137,28 @@ std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& 
   std::vector<float> row(dof);
   const int64_t user_seeds = int64_t(req.seeds.size()) / std::max(dof, 1);
 
-  // a restart for lane l on the unfinished pose with the fewest lanes (that may still begin one), or idle
-  auto assign = [&](int l) -> bool {
+  // A restart for lane l, or idle: on its pose `prev` again while that pose is unsolved and may begin
+  // restarts; else on the next pose not begun; else on the open (begun, unsolved) pose with the
+  // fewest lanes. Open poses are at most about W, so a batch of n poses costs O(n W) here, not O(n^2).
+  int64_t next_new = 0;
+  std::vector<int64_t> open;
+  auto can_restart = [&](int64_t p) { return !finished[p] && out[size_t(p)].attempts < req.max_attempts; };
+  auto assign = [&](int l, int64_t prev) -> bool {
     int64_t best = -1;
-    for (int64_t p = 0; p < n_poses; ++p) {
-      if (finished[p] || out[p].attempts >= req.max_attempts) continue;
-      if (best < 0 || pose_lanes[p] < pose_lanes[best]) best = p;
+    if (prev >= 0 && can_restart(prev)) {
+      best = prev;
+    } else if (next_new < n_poses) {
+      best = next_new++;
+      open.push_back(best);
+    } else {
+      size_t keep = 0;
+      for (size_t i = 0; i < open.size(); ++i) {
+        const int64_t p = open[i];
+        if (!can_restart(p)) continue;  // solved or out of restarts: no longer open
+        open[keep++] = p;
+        if (best < 0 || pose_lanes[p] < pose_lanes[best]) best = p;
+      }
+      open.resize(keep);
     }
     lane_pose[l] = int32_t(best);
     if (best < 0) return false;
@@ -180,7 +196,7 @@ std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& 
 
   uint32_t active = 0;
   for (int l = 0; l < W; ++l)
-    if (assign(l)) active |= 1u << l;
+    if (assign(l, -1)) active |= 1u << l;
   Deadline::Stop stopped = Deadline::Stop::none;
   while (active != 0) {
     if (deadline.passed()) {
@@ -215,7 +231,7 @@ std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& 
       }
       if (!release) continue;
       --pose_lanes[p];
-      if (!assign(l)) active &= ~(1u << l);
+      if (!assign(l, p)) active &= ~(1u << l);
     }
   }
   for (int64_t p = 0; p < n_poses; ++p)

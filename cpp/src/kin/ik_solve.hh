@@ -42,8 +42,9 @@ struct IkOutput {
 IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline);
 
 // The same for every goal of `targets` at once (req.target unused; pose p with seed req.seed + p):
-// the lanes are shared among the poses, each freed lane taking up the unsolved pose with the fewest
-// lanes, so no lane keeps working on a pose another lane has solved. One deadline for the batch.
+// the lanes are shared among the poses: a lane whose restart failed tries its pose again, one whose
+// pose is solved takes up the next pose (then an unsolved one with the fewest lanes), so no lane keeps
+// working on a pose another lane has solved. One deadline for the batch.
 std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& env, const IkRequest& req,
                                     const std::vector<std::array<float, 12>>& targets, const Deadline& deadline);
 
