@@ -118,7 +118,6 @@ uint32_t ik_iterate(const RobotView& rb, const IkTask& t, IkLanes& L, uint32_t a
   V* ec = jc + 6 * dof;
   const uint32_t all = W >= 32 ? ~0u : (1u << W) - 1u;
   uint32_t done = 0;
-  const V inf = V::fill(INFINITY);
   for (int32_t it = 0; it < iters; ++it) {
     const M live = M::from_bits(active & ~done & all);
     // evaluate the candidates
@@ -192,7 +191,6 @@ uint32_t ik_iterate(const RobotView& rb, const IkTask& t, IkLanes& L, uint32_t a
       }
       select(go, x, V::load(L.cand + j * W)).store(L.cand + j * W);
     }
-    (void)inf;
   }
   return done;
 }
