@@ -41,7 +41,8 @@ struct IkOutput {
 // and env, with padding) are found, max_attempts restarts are spent, or the deadline passes.
 IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline);
 
-// The same for every goal of `targets` at once (req.target unused; pose p with seed req.seed + p):
+// The same for every goal of `targets` at once (req.target unused; pose p's restarts seeded from
+// req.seed + p and the goal):
 // the lanes are shared among the poses: a lane whose restart failed tries its pose again, one whose
 // pose is solved takes up the next pose (then an unsolved one with the fewest lanes), so no lane keeps
 // working on a pose another lane has solved. One deadline for the batch.
