@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "simdplan/scratch.hh"
+
 namespace simdplan {
 namespace {
 
@@ -22,11 +24,6 @@ void tau_min(const float* d, float inv, float* out, int32_t count) {
 
 // 1 / L in float32 (0 where L = 0: the entry cannot move), kept finite for the tiniest L
 float inverse(double len) { return len > 0 ? static_cast<float>(std::min(1.0 / len, 1e30)) : 0.0f; }
-
-float* aligned(std::vector<float>& v) {
-  auto addr = reinterpret_cast<uintptr_t>(v.data());
-  return reinterpret_cast<float*>((addr + 63) & ~uintptr_t(63));
-}
 
 }  // namespace
 
@@ -105,7 +102,7 @@ bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const f
   // NOTE: lower bounds suffice for the certificate, and the collisions it reports stay exact
   constexpr uint32_t flags = kDistUseLists | kDistStopAtCollision | kDistLowerBounds;
   const uint32_t hit = k_.distances(&rb_, &env, rows_.data(), count, padding, cap_env_.data(), cap_pair_.data(), flags,
-                                    env_out_.data(), pair_out_.data(), aligned(scratch_));
+                                    env_out_.data(), pair_out_.data(), aligned_scratch(scratch_));
   if (hit) {
     collide_t = ts[__builtin_ctz(hit)];
     return false;

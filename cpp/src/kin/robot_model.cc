@@ -10,6 +10,7 @@
 #include "simdplan/bvh/bvh_kernels.hh"
 #include "simdplan/capt/nearest_kernels.hh"
 #include "simdplan/collision/obstacles.hh"
+#include "simdplan/scratch.hh"
 #include "simdplan/vec/scalar.hh"
 
 namespace simdplan {
@@ -27,8 +28,7 @@ float* scratch(int64_t floats) {
   thread_local std::vector<float> buf;
   const size_t need = static_cast<size_t>(floats) + 16;
   if (buf.size() < need) buf.resize(need);
-  auto addr = reinterpret_cast<uintptr_t>(buf.data());
-  return reinterpret_cast<float*>((addr + 63) & ~uintptr_t(63));
+  return aligned_scratch(buf);
 }
 
 std::vector<float>& row_buffer() {

@@ -20,6 +20,7 @@
 #include "simdplan/collision/kernels.hh"
 #include "simdplan/deadline.hh"
 #include "simdplan/planner/planner_settings.hh"
+#include "simdplan/scratch.hh"
 
 namespace simdplan::planner {
 
@@ -55,7 +56,7 @@ class Checker {
 
   bool valid(const float* q) {
     stats_.collision_checks += 1;
-    return k_.check_one(&rb_, &env_, q, padding_, aligned(one_));
+    return k_.check_one(&rb_, &env_, q, padding_, aligned_scratch(one_));
   }
 
   static double distance(const float* a, const float* b, int32_t dof) {
@@ -114,14 +115,14 @@ class Checker {
     stats_.edge_checks += 1;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
     if (deadline_ == nullptr || last - first < kDeadlineChunk)
-      return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_), &state_);
+      return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
     // A long edge (a fine resolution, a long shortcut) is checked in chunks with the deadline asked
     // between them, so one edge cannot hold a call past its time limit. An edge cut short counts
     // as not free: callers then see the deadline passed and stop.
     for (int64_t lo = first; lo <= last; lo += kDeadlineChunk) {
       if (deadline_->passed()) return false;
       const int64_t hi = std::min(last, lo + kDeadlineChunk - 1);
-      if (!k_.check_motion(&rb_, &env_, a, b, n, lo, hi, padding_, aligned(lanes_), &state_)) return false;
+      if (!k_.check_motion(&rb_, &env_, a, b, n, lo, hi, padding_, aligned_scratch(lanes_), &state_)) return false;
     }
     return true;
   }
@@ -133,7 +134,7 @@ class Checker {
     const int64_t first = known == Known::none ? 0 : 1;
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned(lanes_), &state_);
+    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
   }
 
   // Long Link checks ask this deadline between chunks of samples (nullptr: never cut short).
@@ -141,11 +142,6 @@ class Checker {
   const Deadline* deadline() const { return deadline_; }
 
  private:
-  static float* aligned(std::vector<float>& v) {
-    auto addr = reinterpret_cast<uintptr_t>(v.data());
-    return reinterpret_cast<float*>((addr + 63) & ~uintptr_t(63));
-  }
-
   const RobotView& rb_;
   const EnvironmentView& env_;
   const KernelTable& k_;
