@@ -58,8 +58,7 @@ def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask
         # every pose in one core call (ik_many shares the lanes among them), half the time left for IK
         opts = dict(n_solutions=ik_solutions << round_, seed=seed + 7919 * round_, mask=mask, padding=padding,
                     time_limit=None if left is None else max(left / 2, 1e-4))
-        # PERF: one pose through ik, whose Python side is lighter than ik_many's
-        found = [robot.ik(poses[0], link, env, **opts)] if len(poses) == 1 else robot.ik_many(poses, link, env, **opts)
+        found = robot.ik_many(poses, link, env, **opts)
         for k, res in enumerate(found):
             goals.extend(res.solutions)
             owner.extend([k] * len(res.solutions))

@@ -211,43 +211,26 @@ def _checked_options(robot, program, link, n_solutions, position_tolerance, orie
         "min_distance": DISTINCT, "padding": float(padding), "seeds": rows}
 
 
-def _result(out, link: str, t0: int) -> IKResult:
+def _result(out, link: str, time_ns: int) -> IKResult:
     solutions, pos_err, ang_err, begun, _, colliding, stopped = out
     # the core kept only solutions its double-arithmetic forward kinematics places within the
     # tolerances (and free of collision by the kernels is_valid uses)
     errors = np.array([pos_err, ang_err]).T.reshape(-1, 2)
-    return IKResult(solutions, len(solutions) > 0, errors, time.perf_counter_ns() - t0, link, int(begun),
-                    int(colliding), stopped)
+    return IKResult(solutions, len(solutions) > 0, errors, time_ns, link, int(begun), int(colliding), stopped)
 
 
-def solve(robot, program, model, env_model, pose, link=None, *, n_solutions: int = 1, seed: int = 0,
+def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: int = 1, seed: int = 0,
           position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3, mask=None,
           time_limit: float | None = None, padding: float = 0.0, seeds=None,
-          max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> IKResult:
-    """Robot.ik's work: ``program`` and ``model`` are the robot's kinematic program and core model,
-    ``env_model`` the compiled environment."""
+          max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[IKResult]:
+    """Robot.ik's and Robot.ik_many's work, one core call for every pose of ``poses`` (the lanes
+    shared among them; pose i with seed + i): ``program`` and ``model`` are the robot's kinematic
+    program and core model, ``env_model`` the compiled environment."""
     t0 = time.perf_counter_ns()
-    goal = parse_pose(pose)
+    targets = [parse_pose(p).reshape(-1).tolist() for p in poses]
     link, opts = _options(robot, program, link, n_solutions, position_tolerance, orientation_tolerance, mask,
                           time_limit, padding, seeds, max_attempts)
-    out = model.ik(env_model, target=goal.reshape(-1).tolist(), seed=int(seed) & (2**64 - 1), **opts)
-    return _result(out, link, t0)
-
-
-def solve_many(robot, program, model, env_model, poses, link=None, *, seed: int = 0, **kwargs) -> list[IKResult]:
-    """``solve`` for every pose in one core call, the lanes shared among the poses (Robot.ik_many)."""
-    t0 = time.perf_counter_ns()
-    goals = [parse_pose(p) for p in poses]
-    keys = ("n_solutions", "position_tolerance", "orientation_tolerance", "mask", "time_limit", "padding", "seeds",
-            "max_attempts")
-    unknown = sorted(set(kwargs) - set(keys))
-    if unknown:
-        raise TypeError(f"unknown options {unknown}; ik_many takes {', '.join(keys)} and seed")
-    defaults = {"n_solutions": 1, "position_tolerance": 1e-4, "orientation_tolerance": 1e-3, "mask": None,
-                "time_limit": None, "padding": 0.0, "seeds": None, "max_attempts": DEFAULT_MAX_ATTEMPTS}
-    link, opts = _options(robot, program, link, **{**defaults, **kwargs})
-    targets = [g.reshape(-1).tolist() for g in goals]
-    outs = model.ik_many(env_model, targets=targets, seed=int(seed) & (2**64 - 1), **opts)
+    outs = model.ik(env_model, targets=targets, seed=int(seed) & (2**64 - 1), **opts)
     # the call's time shared evenly: the poses were solved in one go
-    per = (time.perf_counter_ns() - t0) // max(len(goals), 1)
-    return [_result(o, link, time.perf_counter_ns() - per) for o in outs]
+    per = (time.perf_counter_ns() - t0) // max(len(targets), 1)
+    return [_result(o, link, per) for o in outs]

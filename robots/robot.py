@@ -20,7 +20,6 @@ import numpy as np
 from simdplan import _core
 from simdplan.collision.environment import Environment
 from simdplan.robots.ik import solve as solve_ik
-from simdplan.robots.ik import solve_many as solve_ik_many
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
 from simdplan.robots.kinematics import compile_program
@@ -399,10 +398,10 @@ class Robot:
         Details and the default link: simdplan.robots.ik."""
         if padding != 0.0:
             padding = check_padding(padding)
-        return solve_ik(self, self._program, self._model, self._env_model(env, padding), pose, link,
+        return solve_ik(self, self._program, self._model, self._env_model(env, padding), [pose], link,
                         n_solutions=n_solutions, seed=seed, position_tolerance=position_tolerance,
                         orientation_tolerance=orientation_tolerance, mask=mask, time_limit=time_limit,
-                        padding=padding, seeds=seeds)
+                        padding=padding, seeds=seeds)[0]
 
     def ik_many(self, poses, link: str | None = None, env: Environment | None = None, *, seed: int = 0,
                 padding: float = 0.0, **kwargs) -> list:
@@ -413,8 +412,8 @@ class Robot:
         from seed + i; results are deterministic but not those of ``ik`` one pose at a time."""
         if padding != 0.0:
             padding = check_padding(padding)
-        return solve_ik_many(self, self._program, self._model, self._env_model(env, padding), poses, link,
-                             seed=seed, padding=padding, **kwargs)
+        return solve_ik(self, self._program, self._model, self._env_model(env, padding), poses, link,
+                        seed=seed, padding=padding, **kwargs)
 
     def static_links(self) -> list[str]:
         """Links no active joint moves (fixed joints, held joints and the links beyond them): the

@@ -45,19 +45,18 @@ void check_pose(const double* m) {
     throw std::invalid_argument("pose last row must be [0, 0, 0, 1]");
 }
 
-// One IK goal for solve_ik from the binding's arguments (the Python side checked the options).
-IkRequest ik_request(const RobotModel& r, int32_t tip_body, const std::vector<double>& tip,
-                     const std::vector<double>& target, int32_t mode, int32_t axis, double pos_tol, double ori_tol,
-                     int32_t n_solutions, uint64_t seed, int64_t max_attempts, int32_t attempt_iters,
-                     double min_distance, float padding, const std::vector<double>& seeds) {
-  if (tip.size() != 12 || target.size() != 16) throw std::invalid_argument("tip: 12 values, target: a 4 x 4 matrix");
-  check_pose(target.data());
+// The IK options for solve_ik from the binding's arguments (the Python side checked their values).
+IkRequest ik_request(const RobotModel& r, int32_t tip_body, const std::vector<double>& tip, int32_t mode,
+                     int32_t axis, double pos_tol, double ori_tol, int32_t n_solutions, uint64_t seed,
+                     int64_t max_attempts, int32_t attempt_iters, double min_distance, float padding,
+                     const std::vector<double>& seeds) {
+  if (tip.size() != 12) throw std::invalid_argument("tip: 12 values");
   if (tip_body < 0 || tip_body >= r.view().n_bodies) throw std::invalid_argument("tip_body out of range");
   if (mode < 0 || mode > 2 || axis < 0 || axis > 2) throw std::invalid_argument("mode in 0..2, axis in 0..2");
   if (r.dof() > 0 && seeds.size() % size_t(r.dof()) != 0) throw std::invalid_argument("seeds: rows of dof values");
   IkRequest q;
   q.tip_body = tip_body;
-  for (int i = 0; i < 12; ++i) q.tip[i] = float(tip[i]), q.target[i] = float(target[i]);
+  for (int i = 0; i < 12; ++i) q.tip[i] = float(tip[i]);
   q.mode = mode;
   q.axis = axis;
   q.pos_tol = pos_tol;
@@ -220,34 +219,11 @@ void bind_robots(nb::module_& m) {
       .def(
           "ik",
           [](const RobotModel& r, const Environment& env, int32_t tip_body, const std::vector<double>& tip,
-             const std::vector<double>& target, int32_t mode, int32_t axis, double pos_tol, double ori_tol,
-             int32_t n_solutions, uint64_t seed, int64_t max_attempts, int32_t attempt_iters, double min_distance,
-             float padding, const std::vector<double>& seeds, double time_limit) {
-            IkRequest q = ik_request(r, tip_body, tip, target, mode, axis, pos_tol, ori_tol, n_solutions, seed,
-                                     max_attempts, attempt_iters, min_distance, padding, seeds);
-            Interrupt* interrupt = PythonSignals::for_this_thread();
-            IkOutput out;
-            {
-              nb::gil_scoped_release release;
-              Deadline deadline(time_limit, interrupt);
-              out = solve_ik(r, env, q, deadline);
-            }
-            raise_if_interrupted(out.stopped);
-            return ik_tuple(out, r.dof());
-          },
-          nb::arg("env"), nb::arg("tip_body"), nb::arg("tip"), nb::arg("target"), nb::arg("mode"), nb::arg("axis"),
-          nb::arg("pos_tol"), nb::arg("ori_tol"), nb::arg("n_solutions"), nb::arg("seed"), nb::arg("max_attempts"),
-          nb::arg("attempt_iters"), nb::arg("min_distance"), nb::arg("padding"), nb::arg("seeds"),
-          nb::arg("time_limit"))
-      .def(
-          "ik_many",
-          [](const RobotModel& r, const Environment& env, int32_t tip_body, const std::vector<double>& tip,
              const std::vector<std::vector<double>>& targets, int32_t mode, int32_t axis, double pos_tol,
              double ori_tol, int32_t n_solutions, uint64_t seed, int64_t max_attempts, int32_t attempt_iters,
              double min_distance, float padding, const std::vector<double>& seeds, double time_limit) {
-            if (targets.empty()) return nb::list();
-            const IkRequest q = ik_request(r, tip_body, tip, targets[0], mode, axis, pos_tol, ori_tol, n_solutions,
-                                           seed, max_attempts, attempt_iters, min_distance, padding, seeds);
+            const IkRequest q = ik_request(r, tip_body, tip, mode, axis, pos_tol, ori_tol, n_solutions, seed,
+                                           max_attempts, attempt_iters, min_distance, padding, seeds);
             std::vector<std::array<float, 12>> goals;
             for (const std::vector<double>& g : targets) {
               if (g.size() != 16) throw std::invalid_argument("every target: a 4 x 4 matrix");
@@ -261,7 +237,7 @@ void bind_robots(nb::module_& m) {
             Deadline deadline(time_limit, interrupt);  // one for the whole batch
             {
               nb::gil_scoped_release release;
-              outs = solve_ik_many(r, env, q, goals, deadline);
+              outs = solve_ik(r, env, q, goals, deadline);
             }
             raise_if_interrupted(deadline.stopped());
             nb::list res;

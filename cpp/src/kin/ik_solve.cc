@@ -10,6 +10,7 @@
 #include "dispatch.hh"
 #include "simdplan/kin/ik_kernels.hh"
 #include "simdplan/planner/sampler.hh"
+#include "simdplan/scratch.hh"
 
 namespace simdplan {
 
@@ -54,7 +55,8 @@ void tip_errors(const RobotView& rb, const IkRequest& req, const float* G, const
       const double* P = F[p];
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 4; ++j)
-          T[4 * i + j] = P[4 * i] * o[j] + P[4 * i + 1] * o[4 + j] + P[4 * i + 2] * o[8 + j] + (j == 3 ? P[4 * i + 3] : 0.0);
+          T[4 * i + j] = P[4 * i] * o[j] + P[4 * i + 1] * o[4 + j] + P[4 * i + 2] * o[8 + j] +
+                         (j == 3 ? P[4 * i + 3] : 0.0);
     }
     if (rb.body_kind[b] != kBodyFixed) {
       const double v = double(rb.body_scale[b]) * q[rb.body_dof[b]] + double(rb.body_offset[b]);
@@ -102,15 +104,10 @@ uint64_t goal_hash(const std::array<float, 12>& g) {
   return h;
 }
 
-float* aligned(std::vector<float>& v) {
-  auto addr = reinterpret_cast<uintptr_t>(v.data());
-  return reinterpret_cast<float*>((addr + 63) & ~uintptr_t(63));
-}
-
 }  // namespace
 
-std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& env, const IkRequest& req,
-                                    const std::vector<std::array<float, 12>>& targets, const Deadline& deadline) {
+std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req,
+                               const std::vector<std::array<float, 12>>& targets, const Deadline& deadline) {
   const int64_t n_poses = int64_t(targets.size());
   std::vector<IkOutput> out(static_cast<size_t>(n_poses));
   if (n_poses == 0) return out;
@@ -127,7 +124,7 @@ std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& 
   std::vector<float> lane_target(size_t(12) * W, 0.0f);
   IkTask t{};
   t.tip_body = req.tip_body;
-  for (int i = 0; i < 12; ++i) t.tip[i] = req.tip[i], t.target[i] = targets[0][i];
+  for (int i = 0; i < 12; ++i) t.tip[i] = req.tip[i];
   t.mode = req.mode;
   t.axis = req.axis;
   t.pos_tol = float(req.pos_tol * kInternalTol);
@@ -142,8 +139,8 @@ std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& 
       jac(size_t(6) * dof * W), err6(size_t(6) * W);
   IkLanes lanes{q.data(), cand.data(), lambda.data(), error.data(), pos.data(), rot.data(), jac.data(), err6.data()};
   std::vector<float> scratch_buf(size_t(ik.scratch_floats(&rb)) + 16), one_buf(size_t(k.one_scratch_floats(&rb)) + 16);
-  float* scratch = aligned(scratch_buf);
-  float* one = aligned(one_buf);
+  float* scratch = aligned_scratch(scratch_buf);
+  float* one = aligned_scratch(one_buf);
   std::vector<int32_t> lane_iters(W, 0), lane_pose(W, -1), pose_lanes(size_t(n_poses), 0);
   std::vector<uint8_t> finished(size_t(n_poses), 0);
   std::vector<planner::Rng> rngs;
@@ -253,12 +250,6 @@ std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& 
   for (int64_t p = 0; p < n_poses; ++p)
     if (!finished[p]) out[size_t(p)].stopped = stopped;
   return out;
-}
-
-IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline) {
-  std::array<float, 12> target;
-  for (int i = 0; i < 12; ++i) target[i] = req.target[i];
-  return solve_ik_many(robot, env, req, {target}, deadline)[0];
 }
 
 }  // namespace simdplan

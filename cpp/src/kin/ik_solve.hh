@@ -12,7 +12,6 @@ namespace simdplan {
 struct IkRequest {
   int32_t tip_body = 0;
   float tip[12] = {};     // tip link frame in its body's frame, row-major 3 x 4
-  float target[12] = {};  // goal frame in the world
   int32_t mode = 0;       // IkMode
   int32_t axis = 2;
   double pos_tol = 1e-4;  // metres
@@ -37,16 +36,13 @@ struct IkOutput {
   Deadline::Stop stopped = Deadline::Stop::none;
 };
 
-// Restarts in the lanes of the active ISA until n_solutions distinct collision-free solutions (self
-// and env, with padding) are found, max_attempts restarts are spent, or the deadline passes.
-IkOutput solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, const Deadline& deadline);
-
-// The same for every goal of `targets` at once (req.target unused; pose p's restarts seeded from
-// req.seed + p and the goal):
-// the lanes are shared among the poses: a lane whose restart failed tries its pose again, one whose
-// pose is solved takes up the next pose (then an unsolved one with the fewest lanes), so no lane keeps
-// working on a pose another lane has solved. One deadline for the batch.
-std::vector<IkOutput> solve_ik_many(const RobotModel& robot, const Environment& env, const IkRequest& req,
-                                    const std::vector<std::array<float, 12>>& targets, const Deadline& deadline);
+// For every goal of `targets` (world frames, row-major 3 x 4), restarts in the lanes of the active
+// ISA until n_solutions distinct collision-free solutions (self and env, with padding) are found,
+// max_attempts restarts are spent, or the deadline (one for the batch) passes. The lanes are shared
+// among the poses: a lane whose restart failed tries its pose again, one whose pose is solved takes
+// up the next pose (then an unsolved one with the fewest lanes), so no lane keeps working on a pose
+// another lane has solved. Pose p's restarts are seeded from req.seed + p and the goal.
+std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req,
+                               const std::vector<std::array<float, 12>>& targets, const Deadline& deadline);
 
 }  // namespace simdplan

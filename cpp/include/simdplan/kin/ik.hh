@@ -42,7 +42,7 @@ SIMDPLAN_INLINE V ik_error(const RobotView& rb, const IkTask& t, const V* frames
       for (int k = 0; k < 3; ++k) acc = fmadd(B[4 * i + k], V::fill(t.tip[4 * k + j]), acc);
       T[4 * i + j] = acc;
     }
-  auto goal = [&](int k) { return t.lane_target ? V::load(t.lane_target + k * V::W) : V::fill(t.target[k]); };
+  auto goal = [&](int k) { return V::load(t.lane_target + k * V::W); };
   e[0] = goal(3) - T[3], e[1] = goal(7) - T[7], e[2] = goal(11) - T[11];
   V cosv = V::fill(1.0f);
   if (t.mode == kIkPosition) {
@@ -150,7 +150,8 @@ uint32_t ik_iterate(const RobotView& rb, const IkTask& t, IkLanes& L, uint32_t a
       e[i] = V::load(L.err6 + i * W);
       for (int k = 0; k <= i; ++k, ++n) {
         V acc = (i == k) ? lnow : V::zero();
-        for (int j = 0; j < dof; ++j) acc = fmadd(V::load(L.jac + (i * dof + j) * W), V::load(L.jac + (k * dof + j) * W), acc);
+        for (int j = 0; j < dof; ++j)
+          acc = fmadd(V::load(L.jac + (i * dof + j) * W), V::load(L.jac + (k * dof + j) * W), acc);
         A[n] = acc;
       }
     }

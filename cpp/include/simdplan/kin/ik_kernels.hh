@@ -21,14 +21,13 @@ enum IkMode : int32_t {
 struct IkTask {
   int32_t tip_body;   // body the tip link belongs to
   float tip[12];      // the tip link's frame in that body's frame
-  float target[12];   // the goal frame in the world
   int32_t mode;       // IkMode
   int32_t axis;       // kIkFreeAxis: the tip axis (0 x, 1 y, 2 z) whose direction must match
   float pos_tol;      // metres: converged when the tip origin is this close
   float sin_tol;      // sin of the angle tolerance: converged when the rotation left has a smaller sine (and cos > 0)
   float max_step;     // largest change of one joint per iteration (rad or m)
-  // nullptr: every lane seeks `target`; else 12 x W floats, lane l seeking the frame whose value k
-  // is lane_target[k * W + l] (several poses solved in one vector)
+  // the goal frames in the world, 12 x W floats: lane l seeks the frame whose value k (row-major
+  // 3 x 4) is lane_target[k * W + l], so the lanes of one vector may solve different poses
   const float* lane_target;
   const float* lower;  // dof limits (continuous joints: -pi, pi)
   const float* upper;
