@@ -89,7 +89,8 @@ class BlendedPath:
             x = (start - centre) / r
             self.corners.append({"kind": "arc", "index": i, "ell": ell, "r": r, "centre": centre, "x": x, "y": y0,
                                  "alpha": alpha, "deviation": r / np.cos(half) - r})
-        # pieces in order: ("line", start point, unit, length) and ("arc", corner dict)
+        # pieces in order, (kind, arc length where it starts, its length, what it is): ("line", s0, len,
+        # (start point, unit direction)) and ("arc", s0, len, corner dict)
         pieces, stops = [], [0.0]
         s = 0.0
         cut_in = np.zeros(n - 1)   # length taken off the start of edge e by the blend before it
@@ -102,13 +103,13 @@ class BlendedPath:
             a = q[e] + cut_in[e] * unit[e]
             ln = length[e] - cut_in[e] - cut_out[e]
             if ln > 0:
-                pieces.append(("line", s, a, unit[e], ln))
+                pieces.append(("line", s, ln, (a, unit[e])))
                 s += ln
             if e < n - 2:
                 c = self.corners[e]
                 if c["kind"] == "arc":
                     arc_len = c["r"] * c["alpha"]
-                    pieces.append(("arc", s, c, arc_len))
+                    pieces.append(("arc", s, arc_len, c))
                     c["s0"], c["s1"] = s, s + arc_len
                     s += arc_len
                 elif c["kind"] == "stop":
@@ -122,10 +123,11 @@ class BlendedPath:
         # per piece, for evaluation without a loop: a line is base + u dir; an arc is
         # base + r (x cos(u / r) + dir sin(u / r)) (base its centre, dir its tangent at the start)
         dof = self.dof
-        self._base = np.array([p[2] if p[0] == "line" else p[2]["centre"] for p in pieces]).reshape(-1, dof)
-        self._dir = np.array([p[3] if p[0] == "line" else p[2]["y"] for p in pieces]).reshape(-1, dof)
-        self._x = np.array([np.zeros(dof) if p[0] == "line" else p[2]["x"] for p in pieces]).reshape(-1, dof)
-        self._r = np.array([1.0 if p[0] == "line" else p[2]["r"] for p in pieces])
+        line = [p[0] == "line" for p in pieces]
+        self._base = np.array([p[3][0] if ln else p[3]["centre"] for p, ln in zip(pieces, line)]).reshape(-1, dof)
+        self._dir = np.array([p[3][1] if ln else p[3]["y"] for p, ln in zip(pieces, line)]).reshape(-1, dof)
+        self._x = np.array([np.zeros(dof) if ln else p[3]["x"] for p, ln in zip(pieces, line)]).reshape(-1, dof)
+        self._r = np.array([1.0 if ln else p[3]["r"] for p, ln in zip(pieces, line)])
 
     # ----- evaluation -----
     def piece_index(self, s: np.ndarray) -> np.ndarray:

@@ -9,18 +9,13 @@ import os
 
 import numpy as np
 
+from simdplan._format import json_value
+
 
 def path_length(path: np.ndarray) -> float:
     """Joint-space (Euclidean) length of a (k, dof) path."""
     path = np.asarray(path, dtype=float)
     return float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum()) if len(path) > 1 else 0.0
-
-
-def _plain(v):
-    """A stats value as JSON takes it: NumPy arrays as lists, NumPy scalars as Python numbers."""
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    return v.item() if hasattr(v, "item") else v
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +87,7 @@ class PlanResult:
     def to_dict(self) -> dict:
         out = {"success": bool(self.success), "planner": self.planner, "message": self.message, "error": self.error,
                "joint_names": list(self.joint_names), "path": np.asarray(self.path).tolist(),
-               "stats": {k: _plain(v) for k, v in self.stats.items()}}
+               "stats": {k: json_value(v) for k, v in self.stats.items()}}
         if self.timed is not None:
             out["trajectory"] = self.timed.to_dict()
         return out

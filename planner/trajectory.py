@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 
+from simdplan._format import json_value
 from simdplan.path_check import DEFAULT_MIN_STEP, certified_edge
 from simdplan.planner.blend import BlendedPath, arc_is_free, sphere_speed
 from simdplan.validation import check_padding
@@ -114,7 +115,7 @@ class Trajectory:
     def to_dict(self) -> dict:
         return {"joint_names": self.joint_names, "duration": self.duration, "t": self.t.tolist(),
                 "q": self.q.tolist(), "qd": self.qd.tolist(), "qdd": self.qdd.tolist(),
-                "stats": {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.stats.items()}}
+                "stats": {k: json_value(v) for k, v in self.stats.items()}}
 
     def save(self, path: str | os.PathLike) -> None:
         """``.json``: everything (to_dict). ``.csv``: one row per sample time; columns ``t`` (s), then
@@ -139,11 +140,19 @@ class Trajectory:
                 f"stopped={self.stats.get('stopped')}, reduced={self.stats.get('reduced')})")
 
 
+def _differences(q: np.ndarray, t: np.ndarray, orders: int) -> list[np.ndarray]:
+    """Finite differences of positions ``q`` (n, dof) at evenly spaced times ``t``: velocity,
+    acceleration and, with orders 3, jerk (each one row shorter than the last)."""
+    dt = t[1] - t[0] if len(t) > 1 and t[-1] > t[0] else 1.0
+    out = [np.diff(q, axis=0) / dt]
+    for _ in range(orders - 1):
+        out.append(np.diff(out[-1], axis=0) / dt)
+    return out
+
+
 def _over_limits(q: np.ndarray, t: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Per sample time: whether a finite difference touching it exceeds a limit (beyond LIMIT_SLACK)."""
-    dt = t[1] - t[0] if len(t) > 1 and t[-1] > t[0] else 1.0
-    vel = np.diff(q, axis=0) / dt
-    acc = np.diff(vel, axis=0) / dt
+    vel, acc = _differences(q, t, 2)
     bad_v = (np.abs(vel) > v * (1 + LIMIT_SLACK)).any(axis=1)
     bad_a = (np.abs(acc) > a * (1 + LIMIT_SLACK)).any(axis=1)
     over = np.zeros(len(t), dtype=bool)
@@ -163,16 +172,11 @@ def _split_where(grid: np.ndarray, s: np.ndarray) -> np.ndarray:
 def fd_ratios(q: np.ndarray, t: np.ndarray, velocity_limits, acceleration_limits, jerk_limits=None) -> dict:
     """Largest |finite difference| / limit per kind ("velocity", "acceleration", "jerk" when given)
     of positions ``q`` (n, dof) at the evenly spaced times ``t`` (n,)."""
-    dt = t[1] - t[0] if len(t) > 1 and t[-1] > t[0] else 1.0
-    out = {}
-    v = np.diff(q, axis=0) / dt
-    out["velocity"] = float((np.abs(v) / velocity_limits).max()) if len(v) else 0.0
-    a = np.diff(v, axis=0) / dt
-    out["acceleration"] = float((np.abs(a) / acceleration_limits).max()) if len(a) else 0.0
+    limits = {"velocity": velocity_limits, "acceleration": acceleration_limits}
     if jerk_limits is not None:
-        j = np.diff(a, axis=0) / dt
-        out["jerk"] = float((np.abs(j) / jerk_limits).max()) if len(j) else 0.0
-    return out
+        limits["jerk"] = jerk_limits
+    diffs = _differences(q, t, len(limits))
+    return {kind: float((np.abs(d) / lim).max()) if len(d) else 0.0 for (kind, lim), d in zip(limits.items(), diffs)}
 
 
 def _limits(value, default, dof: int, names, what: str, scale: float) -> np.ndarray:
@@ -341,11 +345,11 @@ class PathSection:
 def _gridpoints(path: BlendedPath, s0: float, s1: float) -> np.ndarray:
     """Piece boundaries inside [s0, s1], lines cut every GRID_STEP, arcs every ARC_GRID_ANGLE."""
     pts = [s0, s1]
-    for p in path.pieces:
-        a, b = p[1], p[1] + (p[4] if p[0] == "line" else p[3])
+    for kind, a, length, what in path.pieces:
+        b = a + length
         if b <= s0 or a >= s1:
             continue
-        n = int(np.ceil((b - a) / GRID_STEP)) if p[0] == "line" else int(np.ceil(p[2]["alpha"] / ARC_GRID_ANGLE))
+        n = int(np.ceil(length / GRID_STEP)) if kind == "line" else int(np.ceil(what["alpha"] / ARC_GRID_ANGLE))
         pts.extend(np.linspace(max(a, s0), min(b, s1), max(n, 1) + 1))
     # a stretch from rest to rest needs two intervals at least (speed up, slow down); a few more
     # let a short stretch reach its top speed
@@ -453,12 +457,12 @@ class _ConstAccel:
         # and the left-side values at each interval's end: evaluated just inside it
         tau = np.concatenate([at, self.t[1:] * (1 - 1e-12)])
         s, sd, sdd = self._s(tau)
-        p1, p2 = self.path(s, 1), self.path(s, 2)
-        qd, qdd = p1 * sd[:, None], p2 * (sd * sd)[:, None] + p1 * sdd[:, None]
+        qd, qdd = self._rates(s, sd, sdd)
         over = ((np.abs(qd) > v * (1 + LIMIT_SLACK)) | (np.abs(qdd) > a * (1 + LIMIT_SLACK))).any(axis=1)
         bad.append(s[over])
         tt = np.linspace(0.0, self.duration, max(4, int(np.ceil(self.duration * CHECK_RATE)) + 1))
-        bad.append(self._s(tt)[0][_over_limits(self.positions(tt), tt, v, a)])
+        s_tt = self._s(tt)[0]
+        bad.append(s_tt[_over_limits(self.path(s_tt, 0), tt, v, a)])
         return np.concatenate(bad)
 
     def _s(self, tau: np.ndarray):
@@ -469,11 +473,11 @@ class _ConstAccel:
         s = np.minimum(s, self.s[np.minimum(k + 1, len(self.s) - 1)])
         return s, np.maximum(self.sd[k] + sdd * u, 0.0), sdd
 
-    def positions(self, tau: np.ndarray) -> np.ndarray:
-        return self.path(self._s(tau)[0], 0)
-
+    def _rates(self, s: np.ndarray, sd: np.ndarray, sdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint velocities and accelerations at path positions s with path speed sd and acceleration sdd."""
+        p1 = self.path(s, 1)
+        return p1 * sd[:, None], self.path(s, 2) * (sd * sd)[:, None] + p1 * sdd[:, None]
 
     def __call__(self, tau: np.ndarray):
         s, sd, sdd = self._s(tau)
-        p0, p1, p2 = self.path(s, 0), self.path(s, 1), self.path(s, 2)
-        return p0, p1 * sd[:, None], p2 * (sd * sd)[:, None] + p1 * sdd[:, None]
+        return (self.path(s, 0), *self._rates(s, sd, sdd))

@@ -1,4 +1,5 @@
-"""Number formats shared by the command's summaries and the benchmark reports."""
+"""Number formats shared by the command's summaries and the benchmark reports, and values as JSON
+files take them."""
 
 from __future__ import annotations
 
@@ -32,3 +33,11 @@ def fmt_us(v) -> str:
 
 def seconds(s: float) -> str:
     return f"{s:g} s"
+
+
+def json_value(v):
+    """A value (a result's stats entry) as JSON takes it: NumPy arrays as lists, NumPy scalars as
+    Python numbers, anything else as it is."""
+    if hasattr(v, "tolist") and getattr(v, "ndim", 0) > 0:
+        return v.tolist()
+    return v.item() if hasattr(v, "item") else v
