@@ -13,8 +13,10 @@ import numpy as np
 
 from simdplan.cli.inputs import load_scene, resolve_scene, robot_from_arg
 from simdplan.cli.output import UserError, err, print_summary
+from simdplan.robots.ik import MASKS as IK_MASKS
 
-MASKS = ("pose", "position", "free_x", "free_y", "free_z")
+# --mask's words: "pose" for Robot.ik's mask None, then its masks by name
+MASKS = ("pose",) + tuple(m for m in IK_MASKS if m is not None)
 
 
 def _robot_and_env(arg: str, srdf: str | None):
