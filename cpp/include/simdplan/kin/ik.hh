@@ -146,14 +146,18 @@ uint32_t ik_iterate(const RobotView& rb, const IkTask& t, IkLanes& L, uint32_t a
     const M go = M::from_bits(active & ~done & all);
     V A[21], Lc[21], e[6], y[6];
     const V lnow = V::load(L.lambda);
+    // PERF: joint by joint into 21 accumulators, not one sum at a time: each sum was a chain of
+    // dependent multiply-adds (the kernel's hottest loop in a profile). Same sums in the same order;
+    // robot.ik on 300 reachable poses: panda 17.2 -> 16.2 us median, ur5 (6 dof) within noise.
     for (int i = 0, n = 0; i < 6; ++i) {
       e[i] = V::load(L.err6 + i * W);
-      for (int k = 0; k <= i; ++k, ++n) {
-        V acc = (i == k) ? lnow : V::zero();
-        for (int j = 0; j < dof; ++j)
-          acc = fmadd(V::load(L.jac + (i * dof + j) * W), V::load(L.jac + (k * dof + j) * W), acc);
-        A[n] = acc;
-      }
+      for (int k = 0; k <= i; ++k, ++n) A[n] = (i == k) ? lnow : V::zero();
+    }
+    for (int j = 0; j < dof; ++j) {
+      V c[6];
+      for (int i = 0; i < 6; ++i) c[i] = V::load(L.jac + (i * dof + j) * W);
+      for (int i = 0, n = 0; i < 6; ++i)
+        for (int k = 0; k <= i; ++k, ++n) A[n] = fmadd(c[i], c[k], A[n]);
     }
     // Cholesky: A = Lc Lc^T (packed lower triangle, row i at i (i + 1) / 2)
     for (int i = 0; i < 6; ++i) {
