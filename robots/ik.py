@@ -60,6 +60,8 @@ class IKResult:
 def parse_pose(pose) -> np.ndarray:
     """A (4, 4) float64 world frame from a matrix or (position (3,), quaternion [x, y, z, w]). A
     matrix's values (finite, a rotation, last row [0, 0, 0, 1]) are checked by the core's ik call."""
+    if type(pose) is np.ndarray and pose.shape == (4, 4) and pose.dtype == np.float64:
+        return pose  # the common case, as is
     if isinstance(pose, (tuple, list)) and len(pose) == 2:
         position, quat = pose
         m = np.eye(4)
@@ -162,33 +164,32 @@ def _link_frame(program, link: str) -> tuple[int, list]:
     return value
 
 
-_OPTIONS: dict = {}
+_REQUESTS: dict = {}
 
 
-def _options(robot, program, link, n_solutions, position_tolerance, orientation_tolerance, mask, time_limit,
-             padding, seeds, max_attempts) -> tuple[str, dict]:
-    """(link, the core's keyword arguments but target and seed), every option checked.
-    PERF: checked options are kept (without seeds), a sixth of a solve's time from Python."""
-    from simdplan.validation import as_number  # noqa: PLC0415
-
-    limit = 0.0 if time_limit is None else as_number(time_limit, "time_limit", 0.0, allow_zero=True)
+def request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance, mask, padding,
+             seeds, max_attempts):
+    """(link, the core's IkRequest: what Robot.ik solves for, without the poses), every option checked.
+    PERF: requests without seeds are kept per robot and options: checking and converting options
+    took a sixth of a solve's time from Python."""
     key = None
     if seeds is None:
         try:
             key = (id(program), link, n_solutions, position_tolerance, orientation_tolerance, mask, padding,
                    max_attempts, type(n_solutions), type(max_attempts))
-            hit = _OPTIONS.get(key)
+            hit = _REQUESTS.get(key)
         except TypeError:  # an unhashable option: check it below (and say what is wrong)
             key, hit = None, None
         if hit is not None and hit[0] is program:
-            return hit[1], {**hit[2], "time_limit": limit}
+            return hit[1], hit[2]
     link, opts = _checked_options(robot, program, link, n_solutions, position_tolerance, orientation_tolerance,
                                   mask, padding, seeds, max_attempts)
+    request = model.ik_request(**opts)
     if key is not None:
-        if len(_OPTIONS) > 256:
-            _OPTIONS.clear()
-        _OPTIONS[key] = (program, link, opts)
-    return link, {**opts, "time_limit": limit}
+        if len(_REQUESTS) > 256:
+            _REQUESTS.clear()
+        _REQUESTS[key] = (program, link, request)
+    return link, request
 
 
 def _checked_options(robot, program, link, n_solutions, position_tolerance, orientation_tolerance, mask, padding,
@@ -211,14 +212,6 @@ def _checked_options(robot, program, link, n_solutions, position_tolerance, orie
         "min_distance": DISTINCT, "padding": float(padding), "seeds": rows}
 
 
-def _result(out, link: str, time_ns: int) -> IKResult:
-    solutions, pos_err, ang_err, begun, _, colliding, stopped = out
-    # the core kept only solutions its double-arithmetic forward kinematics places within the
-    # tolerances (and free of collision by the kernels is_valid uses)
-    errors = np.array([pos_err, ang_err]).T.reshape(-1, 2)
-    return IKResult(solutions, len(solutions) > 0, errors, time_ns, link, int(begun), int(colliding), stopped)
-
-
 def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: int = 1, seed: int = 0,
           position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3, mask=None,
           time_limit: float | None = None, padding: float = 0.0, seeds=None,
@@ -227,10 +220,18 @@ def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: in
     shared among them; pose i with seed + i): ``program`` and ``model`` are the robot's kinematic
     program and core model, ``env_model`` the compiled environment."""
     t0 = time.perf_counter_ns()
-    targets = [parse_pose(p).reshape(-1).tolist() for p in poses]
-    link, opts = _options(robot, program, link, n_solutions, position_tolerance, orientation_tolerance, mask,
-                          time_limit, padding, seeds, max_attempts)
-    outs = model.ik(env_model, targets=targets, seed=int(seed) & (2**64 - 1), **opts)
+    targets = [parse_pose(p) for p in poses]
+    link, req = request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance,
+                             mask, padding, seeds, max_attempts)
+    if time_limit is None:
+        limit = 0.0
+    else:
+        from simdplan.validation import as_number  # noqa: PLC0415
+
+        limit = as_number(time_limit, "time_limit", 0.0, allow_zero=True)
+    # the core kept only solutions its double-arithmetic forward kinematics places within the
+    # tolerances (and free of collision by the kernels is_valid uses)
+    outs = model.ik(env_model, req, targets, int(seed) & (2**64 - 1), limit)
     # the call's time shared evenly: the poses were solved in one go
     per = (time.perf_counter_ns() - t0) // max(len(targets), 1)
-    return [_result(o, link, per) for o in outs]
+    return [IKResult(o[0], len(o[0]) > 0, o[1], per, link, o[2], o[4], o[5]) for o in outs]

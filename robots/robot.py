@@ -19,6 +19,7 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
+from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS, request as ik_request
 from simdplan.robots.ik import solve as solve_ik
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
@@ -414,6 +415,15 @@ class Robot:
             padding = check_padding(padding)
         return solve_ik(self, self._program, self._model, self._env_model(env, padding), poses, link,
                         seed=seed, padding=padding, **kwargs)
+
+    def ik_request(self, link: str | None = None, *, n_solutions: int = 1, mask=None, padding: float = 0.0,
+                   position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3):
+        """(link, the core's IK request) for ``ik``'s options: what simdplan.plan(goal_pose=...) hands
+        the core, which solves and plans in one call. Checked as ``ik`` checks them."""
+        if padding != 0.0:
+            padding = check_padding(padding)
+        return ik_request(self, self._program, self._model, link, n_solutions, position_tolerance,
+                          orientation_tolerance, mask, padding, None, DEFAULT_MAX_ATTEMPTS)
 
     def static_links(self) -> list[str]:
         """Links no active joint moves (fixed joints, held joints and the links beyond them): the

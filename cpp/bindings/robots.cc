@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "arrays.hh"
+#include "poses.hh"
 #include "signals.hh"
 #include "kin/ik_solve.hh"
 #include "kin/robot_model.hh"
@@ -25,31 +26,10 @@ constexpr int64_t kReleaseGilRows = 64;
 // rows per chunk of a batch check between two asks for Ctrl-C (milliseconds of work)
 constexpr int64_t kInterruptRows = 16384;
 
-// A goal pose (row-major 4 x 4) as a rigid transform, or the error check_pose_matrix would raise:
-// finite, last row [0, 0, 0, 1] and an orthonormal rotation with det +1, to 1e-5. PERF: here, not
-// in NumPy, where the same tests took a third of a single solve's time.
-void check_pose(const double* m) {
-  for (int i = 0; i < 16; ++i)
-    if (!std::isfinite(m[i])) throw std::invalid_argument("pose must be a finite (4, 4) matrix");
-  const double tol = 1e-5;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      const double d = m[4 * i] * m[4 * j] + m[4 * i + 1] * m[4 * j + 1] + m[4 * i + 2] * m[4 * j + 2];
-      if (std::abs(d - (i == j ? 1.0 : 0.0)) > tol)
-        throw std::invalid_argument("pose rotation block is not a proper rotation (orthonormal, det +1)");
-    }
-  const double det = m[0] * (m[5] * m[10] - m[6] * m[9]) - m[1] * (m[4] * m[10] - m[6] * m[8]) +
-                     m[2] * (m[4] * m[9] - m[5] * m[8]);
-  if (det <= 0) throw std::invalid_argument("pose rotation block is not a proper rotation (orthonormal, det +1)");
-  if (std::abs(m[12]) > tol || std::abs(m[13]) > tol || std::abs(m[14]) > tol || std::abs(m[15] - 1.0) > tol)
-    throw std::invalid_argument("pose last row must be [0, 0, 0, 1]");
-}
-
 // The IK options for solve_ik from the binding's arguments (the Python side checked their values).
 IkRequest ik_request(const RobotModel& r, int32_t tip_body, const std::vector<double>& tip, int32_t mode,
-                     int32_t axis, double pos_tol, double ori_tol, int32_t n_solutions, uint64_t seed,
-                     int64_t max_attempts, int32_t attempt_iters, double min_distance, float padding,
-                     const std::vector<double>& seeds) {
+                     int32_t axis, double pos_tol, double ori_tol, int32_t n_solutions, int64_t max_attempts,
+                     int32_t attempt_iters, double min_distance, float padding, const std::vector<double>& seeds) {
   if (tip.size() != 12) throw std::invalid_argument("tip: 12 values");
   if (tip_body < 0 || tip_body >= r.view().n_bodies) throw std::invalid_argument("tip_body out of range");
   if (mode < 0 || mode > 2 || axis < 0 || axis > 2) throw std::invalid_argument("mode in 0..2, axis in 0..2");
@@ -62,28 +42,33 @@ IkRequest ik_request(const RobotModel& r, int32_t tip_body, const std::vector<do
   q.pos_tol = pos_tol;
   q.ori_tol = ori_tol;
   q.n_solutions = n_solutions;
-  q.seed = seed;
   q.max_attempts = max_attempts;
   q.attempt_iters = attempt_iters;
   q.min_distance = min_distance;
   q.padding = padding;
   q.seeds.assign(seeds.begin(), seeds.end());
+  q.dof = r.dof();
+  q.n_bodies = r.view().n_bodies;
   return q;
 }
 
-// (solutions (k, dof), position errors, angle errors, attempts, iterations, colliding, stopped)
+// (solutions (k, dof), errors (k, 2): position m and angle rad, attempts, iterations, colliding, stopped)
 nb::tuple ik_tuple(const IkOutput& out, int32_t dof_) {
   const size_t n = out.pos_err.size(), dof = size_t(dof_);
-  double* sol;
+  double *sol, *err;
   auto solutions = new_array<double>({n, dof}, &sol);
   std::copy(out.solutions.begin(), out.solutions.end(), sol);
+  auto errors = new_array<double>({n, size_t(2)}, &err);
+  for (size_t i = 0; i < n; ++i) err[2 * i] = out.pos_err[i], err[2 * i + 1] = out.rot_err[i];
   const char* stopped = out.stopped == Deadline::Stop::time_limit ? "time_limit" : "";
-  return nb::make_tuple(solutions, out.pos_err, out.rot_err, out.attempts, out.iterations, out.colliding, stopped);
+  return nb::make_tuple(solutions, errors, out.attempts, out.iterations, out.colliding, stopped);
 }
 
 }  // namespace
 
 void bind_robots(nb::module_& m) {
+  // opaque: RobotModel.ik_request builds one (checked), RobotModel.ik takes it
+  nb::class_<IkRequest>(m, "IkRequest");
   m.attr("certify_margin") = kCertifyMargin;  // metres (collision/certified_link.hh)
   nb::class_<RobotModel>(m, "RobotModel")
       .def(
@@ -217,37 +202,38 @@ void bind_robots(nb::module_& m) {
           },
           nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("padding"), nb::arg("min_step"))
       .def(
+          "ik_request",
+          [](const RobotModel& r, int32_t tip_body, const std::vector<double>& tip, int32_t mode, int32_t axis,
+             double pos_tol, double ori_tol, int32_t n_solutions, int64_t max_attempts, int32_t attempt_iters,
+             double min_distance, float padding, const std::vector<double>& seeds) {
+            return ik_request(r, tip_body, tip, mode, axis, pos_tol, ori_tol, n_solutions, max_attempts,
+                              attempt_iters, min_distance, padding, seeds);
+          },
+          nb::arg("tip_body"), nb::arg("tip"), nb::arg("mode"), nb::arg("axis"), nb::arg("pos_tol"),
+          nb::arg("ori_tol"), nb::arg("n_solutions"), nb::arg("max_attempts"), nb::arg("attempt_iters"),
+          nb::arg("min_distance"), nb::arg("padding"), nb::arg("seeds"))
+      // PERF: the options come as one IkRequest the caller keeps, the goals as arrays, the errors go
+      // back as one array: after a plan (cold caches), converting keyword options and lists took as
+      // long as the solve itself (MotionBenchMaker hand poses).
+      .def(
           "ik",
-          [](const RobotModel& r, const Environment& env, int32_t tip_body, const std::vector<double>& tip,
-             const std::vector<std::vector<double>>& targets, int32_t mode, int32_t axis, double pos_tol,
-             double ori_tol, int32_t n_solutions, uint64_t seed, int64_t max_attempts, int32_t attempt_iters,
-             double min_distance, float padding, const std::vector<double>& seeds, double time_limit) {
-            const IkRequest q = ik_request(r, tip_body, tip, mode, axis, pos_tol, ori_tol, n_solutions, seed,
-                                           max_attempts, attempt_iters, min_distance, padding, seeds);
-            std::vector<std::array<float, 12>> goals;
-            for (const std::vector<double>& g : targets) {
-              if (g.size() != 16) throw std::invalid_argument("every target: a 4 x 4 matrix");
-              check_pose(g.data());
-              std::array<float, 12> f;
-              for (int i = 0; i < 12; ++i) f[i] = float(g[i]);
-              goals.push_back(f);
-            }
+          [](const RobotModel& r, const Environment& env, const IkRequest& q, const std::vector<Pose>& targets,
+             uint64_t seed, double time_limit) {
+            check_request(r, q);
+            const std::vector<std::array<float, 12>> goals = goal_frames(targets);
             Interrupt* interrupt = PythonSignals::for_this_thread();
             std::vector<IkOutput> outs;
             Deadline deadline(time_limit, interrupt);  // one for the whole batch
             {
               nb::gil_scoped_release release;
-              outs = solve_ik(r, env, q, goals, deadline);
+              outs = solve_ik(r, env, q, seed, goals, deadline);
             }
             raise_if_interrupted(deadline.stopped());
             nb::list res;
             for (const IkOutput& o : outs) res.append(ik_tuple(o, r.dof()));
             return res;
           },
-          nb::arg("env"), nb::arg("tip_body"), nb::arg("tip"), nb::arg("targets"), nb::arg("mode"), nb::arg("axis"),
-          nb::arg("pos_tol"), nb::arg("ori_tol"), nb::arg("n_solutions"), nb::arg("seed"), nb::arg("max_attempts"),
-          nb::arg("attempt_iters"), nb::arg("min_distance"), nb::arg("padding"), nb::arg("seeds"),
-          nb::arg("time_limit"))
+          nb::arg("env"), nb::arg("request"), nb::arg("targets"), nb::arg("seed"), nb::arg("time_limit"))
       .def(
           "motion_bounds",
           [](const RobotModel& r, const InArray& q0, const InArray& q1) {

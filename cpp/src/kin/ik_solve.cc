@@ -106,7 +106,7 @@ uint64_t goal_hash(const std::array<float, 12>& g) {
 
 }  // namespace
 
-std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req,
+std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, uint64_t seed,
                                const std::vector<std::array<float, 12>>& targets, const Deadline& deadline) {
   const int64_t n_poses = int64_t(targets.size());
   std::vector<IkOutput> out(static_cast<size_t>(n_poses));
@@ -146,7 +146,7 @@ std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, 
   std::vector<planner::Rng> rngs;
   // pose p's restarts: from seed + p and the goal itself, so poses planned with one seed (every
   // problem of a benchmark, say) do not all start from the same configurations
-  for (int64_t p = 0; p < n_poses; ++p) rngs.emplace_back((req.seed + uint64_t(p)) ^ goal_hash(targets[p]));
+  for (int64_t p = 0; p < n_poses; ++p) rngs.emplace_back((seed + uint64_t(p)) ^ goal_hash(targets[p]));
   std::vector<float> row(dof);
   const int64_t user_seeds = int64_t(req.seeds.size()) / std::max(dof, 1);
 

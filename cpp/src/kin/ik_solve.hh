@@ -17,12 +17,12 @@ struct IkRequest {
   double pos_tol = 1e-4;  // metres
   double ori_tol = 1e-3;  // radians
   int32_t n_solutions = 1;
-  uint64_t seed = 0;
   int64_t max_attempts = 1000;  // restarts at most
   int32_t attempt_iters = 64;   // iterations per restart at most
   double min_distance = 1e-2;   // joint-space distance between two kept solutions at least
   float padding = 0.0f;
   std::vector<float> seeds;     // rows of dof float32: first restarts (in the limits; the caller checks)
+  int32_t dof = 0, n_bodies = 0;  // of the robot it was made for
 };
 
 struct IkOutput {
@@ -41,8 +41,8 @@ struct IkOutput {
 // max_attempts restarts are spent, or the deadline (one for the batch) passes. The lanes are shared
 // among the poses: a lane whose restart failed tries its pose again, one whose pose is solved takes
 // up the next pose (then an unsolved one with the fewest lanes), so no lane keeps working on a pose
-// another lane has solved. Pose p's restarts are seeded from req.seed + p and the goal.
-std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req,
+// another lane has solved. Pose p's restarts are seeded from seed + p and the goal.
+std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, const IkRequest& req, uint64_t seed,
                                const std::vector<std::array<float, 12>>& targets, const Deadline& deadline);
 
 }  // namespace simdplan
