@@ -14,15 +14,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
+import time
 import warnings
 
 import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS, plan_to_poses, pose_list
+from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS, IK_ROUNDS, no_ik_solution, plan_to_poses, pose_list
 from simdplan.planner.result import PlanContext, PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
+from simdplan.robots.ik import parse_pose
 from simdplan.robots.robot import Robot
 from simdplan.validation import as_int, as_number
 
@@ -107,14 +109,17 @@ def core_output(call, robot, env, start, goals, padding: float, limit_tolerance:
     onto their limits and checks start and goals before planning; returns its output, the start and
     goals it planned between, and the clamp note (as _clamped). Its refusals are worded here:
     non-finite values (ValueError) and an invalid start or goal (InvalidProblemError naming it and
-    what it hits). A LimitClampWarning goes to the caller's caller (unless ``warn`` is False)."""
+    what it hits). A LimitClampWarning goes to the caller's caller (unless ``warn`` is False).
+    ``goals`` None: the call finds them (pose goals) and returns them as out["goals"]."""
     # PERF: the core refuses non-finite values itself, so finiteness is only tested to word the error
     try:
         out = call()
     except ValueError:
-        if not (np.isfinite(start).all() and np.isfinite(goals).all()):
+        if not (np.isfinite(start).all() and (goals is None or np.isfinite(goals).all())):
             raise ValueError("start and goals must be finite") from None
         raise
+    if goals is None:  # the call found its goals (pose goals)
+        goals = out["goals"]
     note = (0, "")
     if out["limit_clamped"]:
         # PERF: Robot.clamp_to_limits (~20 us, most of the Python time of a plan call) runs only to
@@ -191,7 +196,10 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
             raise ValueError("give goals (configurations) or goal_pose (poses), not both")
         check_types(robot, env)
         n = as_int(ik_solutions, "ik_solutions", 1, 10_000)
-        return plan_to_poses(plan, robot, env, start, pose_list(goal_pose), planner, goal_link, goal_mask, n, settings)
+        if planner.startswith("ompl:"):  # planners outside the core: IK and planning called in turn
+            return plan_to_poses(plan, robot, env, start, pose_list(goal_pose), planner, goal_link, goal_mask, n,
+                                 settings)
+        return _plan_poses_in_core(robot, env, start, pose_list(goal_pose), planner, goal_link, goal_mask, n, settings)
     if goals is None:
         raise ValueError("plan needs goals (configurations) or goal_pose (a pose or a list of poses)")
     check_types(robot, env)
@@ -218,6 +226,36 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
     out, start, goals, note = core_output(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
                                           robot, env, start, goals, s.padding, s.limit_tolerance)
     return with_clamp_note(to_result(out, s, robot, start, goals, env), note)
+
+
+def _plan_poses_in_core(robot, env, start, poses: list, planner: str, link, mask, ik_solutions: int,
+                        settings: dict) -> PlanResult:
+    """plan(goal_pose=...) for the core's planners: IK and planning in one core call, the rounds of
+    simdplan.planner.pose_goals (whose plan_to_poses is the reference it is tested against)."""
+    t0 = time.perf_counter_ns()
+    s = validated_settings(planner, settings)
+    warn_ignored(s, settings)
+    check_settings_range(s, robot)
+    model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
+    start = problem_arrays(robot, start, np.zeros((1, robot.dof)))[0]
+    link, request = robot.ik_request(link, n_solutions=ik_solutions, mask=mask, padding=s.padding)
+    targets = [parse_pose(p) for p in poses]
+    core = to_core(s, robot)
+    out, start, goals, note = core_output(
+        lambda: _core.plan_poses(robot.core, model, s.planner, start, request, targets, IK_ROUNDS, core),
+        robot, env, start, None, s.padding, s.limit_tolerance)
+    if out["planned_rounds"] == 0:
+        result = no_ik_solution(robot, s.planner, len(poses), out["stopped"])
+    else:
+        result = with_clamp_note(to_result(out, s, robot, start, goals, env), note)
+    st = result.stats
+    st["planning_time_ns"] = int(out["planning_time_ns"])  # every round's
+    st["goal_configurations"] = goals
+    st["goal_pose_index"] = int(out["goal_pose"][st["goal_index"]]) if result.success else -1
+    st["ik_time_ns"] = int(out["ik_time_ns"])
+    st["ik_solutions"] = len(goals)
+    st["total_time_ns"] = time.perf_counter_ns() - t0
+    return result
 
 
 def check_types(robot, env) -> None:

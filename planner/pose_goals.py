@@ -5,14 +5,21 @@
 to all of them at once: RRT-Connect grows its goal tree from every solution (a goal forest), RRT
 and PRM take any of them. If no path is found and time is left, it asks for twice as many new
 solutions (other restarts), adds them to the forest and plans again, IK_ROUNDS times at most.
-PERF: ik_solutions defaults to 1: on the MotionBenchMaker panda problems (hand poses of the goals,
-140 problems) every plan succeeded from the first solutions alike, and IK in those scenes costs
-about as much as the planning itself (median planning + IK 2.2x the joint-goal planning with 1
-solution per pose, 3.3x with 2, 4.8x with 4, measured before the IK speedups that brought 1 to
-2.0x on all 699 problems). The result says which pose and which
+PERF: ik_solutions defaults to 1: on the 699 MotionBenchMaker panda problems (hand poses of the
+goals) every plan succeeds from the first solutions alike, and more solutions cost more IK than
+they save in planning: median planning + IK 1.49-1.54x the joint-goal planning with 1 solution per
+pose, 1.75x with 2, 2.39x with 4 (benchmarks/bench_ik.py). The result says which pose and which
 solution were reached (``stats["goal_pose_index"]``, ``stats["goal_index"]`` into
 ``stats["goal_configurations"]``); the IK time is part of the call's time and reported apart
-(``stats["ik_time_ns"]``); ``stats["planning_time_ns"]`` sums the planning of every round.
+(``stats["ik_time_ns"]``: timed in the core as ``planning_time_ns`` is; for OMPL's planners, around
+Robot.ik_many); ``stats["planning_time_ns"]`` sums the planning of every round.
+
+For the core's planners (rrtc, rrt, prm) the core runs these rounds itself, IK and planning in one
+call (planner/pose_planning.hh, from simdplan.plan); ``plan_to_poses`` below runs them from Python,
+for OMPL's planners, and is the reference the core's rounds are tested against (same seeds, same
+solutions, same path).
+PERF: in one call, the median MotionBenchMaker hand pose's IK takes 13.5-14.4 us instead of
+29.6-30.3 us: the Python between the two calls, and the caches it cooled, cost as much as the solve.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
+from simdplan.planner.result import PlanResult
 
 # IK rounds at most: a plan that finds no path to the first solutions asks for new ones this often
 IK_ROUNDS = 3
@@ -73,15 +82,19 @@ def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask
         result.stats["planning_time_ns"] = plan_ns  # every round's
         result.stats["goal_configurations"] = np.array(goals)
         result.stats["goal_pose_index"] = owner[result.stats["goal_index"]] if result.success else -1
-        if result.success:
+        if result.success or result.stats.get("unprovable") == "start":  # a refused start stays refused
             break
     if result is None:
-        from simdplan.planner.result import PlanResult  # noqa: PLC0415
-
-        result = PlanResult(False, np.zeros((0, robot.dof)), {"goal_pose_index": -1, "goal_configurations":
-                            np.zeros((0, robot.dof))}, planner, robot.joint_names,
-                            f"no collision-free IK solution for any of the {len(poses)} goal pose(s)")
+        result = no_ik_solution(robot, planner, len(poses), "time_limit" if limit > 0 and
+                                time.perf_counter() - t0 >= limit else "")
     result.stats["ik_time_ns"] = ik_ns
     result.stats["ik_solutions"] = asked
     result.stats["total_time_ns"] = int((time.perf_counter() - t0) * 1e9)
     return result
+
+
+def no_ik_solution(robot, planner: str, n_poses: int, stopped: str):
+    """The failed PlanResult of a pose goal without any collision-free IK solution."""
+    return PlanResult(False, np.zeros((0, robot.dof)), {"goal_pose_index": -1, "goal_configurations":
+                      np.zeros((0, robot.dof)), "stopped": stopped, "goal_index": -1}, planner, robot.joint_names,
+                      f"no collision-free IK solution for any of the {n_poses} goal pose(s)")

@@ -3,6 +3,8 @@ joints), respect limits, are collision-free, masks free what they say, bad input
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 import simdplan
 from simdplan.bench import robots as bench_robots
+from simdplan.planner import InvalidProblemError, LimitClampWarning, pose_goals
 from simdplan.robots import ik as ik_mod
 from simdplan.robots.kinematics import joint_motion
 
@@ -241,6 +244,75 @@ def test_plan_to_an_unreachable_pose_fails_cleanly_and_bad_calls_are_refused():
         simdplan.plan(PANDA, None, start)
     with pytest.raises(ValueError, match="ik_solutions"):
         simdplan.plan(PANDA, None, start, goal_pose=far, ik_solutions=0)
+
+
+BOOKSHELF = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), planner=st.sampled_from(["rrtc", "rrt", "prm"]),
+       iterations=st.sampled_from([30, 400, 20_000]), robot_name=st.sampled_from(["panda", "ur5"]))
+def test_the_core_plans_to_poses_as_the_python_reference_does(isa, seed, planner, iterations, robot_name):
+    # plan(goal_pose=...) runs IK and planning in one core call (planner/pose_planning.hh); the
+    # Python rounds of pose_goals.plan_to_poses are its reference: same seeds, so the same IK
+    # solutions, the same goals in every round and the same path. Few iterations make early rounds
+    # fail, so later rounds (more solutions) are compared too.
+    if robot_name == "panda":
+        robot, env, start, link = BOOKSHELF.robot, BOOKSHELF.env, BOOKSHELF.start, "panda_grasptarget"
+        q_goals = [BOOKSHELF.goals[0]]
+    else:
+        robot, env, link = UR5, simdplan.Environment(), "tool0"
+        env.add_box([0.45, 0.0, 0.3], half_extents=[0.05, 0.3, 0.3])
+        start, *q_goals = valid_configs(UR5, 3, seed % 1000, env)
+    poses = [urdf_link_pose(robot, q, link) for q in q_goals]
+    opts = dict(seed=seed, time_limit=0, max_iterations=iterations)
+    core = simdplan.plan(robot, env, start, goal_pose=poses, goal_link=link, planner=planner, **opts)
+    ref = pose_goals.plan_to_poses(simdplan.plan, robot, env, start, poses, planner, link, None, 1, opts)
+    assert core.success == ref.success
+    assert np.array_equal(core.stats["goal_configurations"], ref.stats["goal_configurations"])
+    assert np.array_equal(core.path, ref.path)
+    assert core.stats["goal_pose_index"] == ref.stats["goal_pose_index"]
+    assert core.stats["ik_solutions"] == ref.stats["ik_solutions"]
+    assert core.stats["planning_time_ns"] > 0 and core.stats["ik_time_ns"] > 0
+
+
+def test_pose_planning_keeps_its_time_limit_and_refuses_a_bad_start():
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    start = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    t0 = time.perf_counter()
+    res = simdplan.plan(PANDA, None, start, goal_pose=far, time_limit=0.1)
+    assert time.perf_counter() - t0 < 0.6  # the limit, and slack for a loaded machine
+    # IK gives up after its restarts (ik.DEFAULT_MAX_ATTEMPTS) in every round, before the limit
+    assert not res.success and "no collision-free IK solution" in res.message and res.stats["goal_pose_index"] == -1
+    goal = urdf_link_pose(BOOKSHELF.robot, BOOKSHELF.goals[0], "panda_grasptarget")
+    crash = BOOKSHELF.start.copy()
+    crash[1] = BOOKSHELF.robot.upper[1] + 0.1
+    with pytest.raises(InvalidProblemError, match="start is invalid"):
+        simdplan.plan(BOOKSHELF.robot, BOOKSHELF.env, crash, goal_pose=goal, goal_link="panda_grasptarget")
+    with pytest.raises(ValueError, match="start must have shape"):
+        simdplan.plan(PANDA, None, start[:3], goal_pose=goal)
+    with pytest.raises(ValueError, match="finite"):
+        simdplan.plan(PANDA, None, np.full(7, np.nan), goal_pose=goal)
+    # a start just outside a limit is moved onto it, as for joint goals
+    near = BOOKSHELF.start.copy()
+    near[0] = BOOKSHELF.robot.upper[0] + 1e-6
+    with pytest.warns(LimitClampWarning):
+        res = simdplan.plan(BOOKSHELF.robot, BOOKSHELF.env, near, goal_pose=goal, goal_link="panda_grasptarget",
+                            seed=1)
+    assert res.success and res.stats["limit_clamped"] == 1 and res.path[0][0] == BOOKSHELF.robot.upper[0]
+    # the core refuses a request made for another robot
+    _, request = UR5.ik_request("tool0")
+    with pytest.raises(ValueError, match="another robot"):
+        PANDA.core.ik(simdplan.Environment().compiled(), request, [goal], 0, 0.0)
+
+
+def test_certified_pose_plans_prove_their_edges():
+    goal = urdf_link_pose(BOOKSHELF.robot, BOOKSHELF.goals[0], "panda_grasptarget")
+    res = simdplan.plan(BOOKSHELF.robot, BOOKSHELF.env, BOOKSHELF.start, goal_pose=goal,
+                        goal_link="panda_grasptarget", link="certified", seed=4, time_limit=5.0)
+    assert res.success and res.stats["link"] == "certified" and res.stats["edges_proven"] > 0
+    assert simdplan.check_path(BOOKSHELF.robot, BOOKSHELF.env, res.path, certified=True).ok
 
 
 # ----- scene files and the command line -----

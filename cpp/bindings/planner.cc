@@ -9,9 +9,11 @@
 #include <type_traits>
 
 #include "arrays.hh"
+#include "poses.hh"
 #include "signals.hh"
 #include "planner/plan_batch.hh"
 #include "planner/planning.hh"
+#include "planner/pose_planning.hh"
 #include "simdplan/planner/nearest.hh"
 
 namespace simdplan::bind {
@@ -237,6 +239,41 @@ void bind_planner(nb::module_& m) {
       },
       nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("goals"), nb::arg("settings"));
 
+  m.def(
+      "plan_poses",
+      [](const RobotModel& robot, const Environment& env, const std::string& name, const InArray& start,
+         const IkRequest& request, const std::vector<Pose>& targets, int32_t rounds, const PlannerSettings& s) {
+        const int32_t dof = robot.dof();
+        check_request(robot, request);
+        if (targets.empty()) throw std::invalid_argument("at least one goal pose is needed");
+        if (rounds < 1) throw std::invalid_argument("rounds must be >= 1");
+        const std::vector<double> q0 = start_of(start, dof);
+        const std::vector<std::array<float, 12>> goals = goal_frames(targets);
+        Interrupt* interrupt = PythonSignals::for_this_thread();
+        PosePlanOutput out;
+        {
+          nb::gil_scoped_release release;
+          out = plan_to_poses(robot, env, name, q0.data(), request, goals, rounds, s, interrupt);
+        }
+        raise_if_interrupted(out.stopped);
+        nb::dict d = to_python(out.plan, dof);
+        double* g;
+        auto goal_rows = new_array<double>({out.goal_pose.size(), size_t(dof)}, &g);
+        std::copy(out.goals.begin(), out.goals.end(), g);
+        int32_t* owner;
+        auto goal_pose = new_array<int32_t>({out.goal_pose.size()}, &owner);
+        std::copy(out.goal_pose.begin(), out.goal_pose.end(), owner);
+        d["goals"] = goal_rows;
+        d["goal_pose"] = goal_pose;
+        d["planned_rounds"] = out.planned_rounds;
+        d["ik_time_ns"] = out.ik_ns;
+        d["planning_time_ns"] = out.planning_ns;
+        if (out.planned_rounds == 0) d["stopped"] = stop_name(out.stopped);
+        return d;
+      },
+      nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("request"), nb::arg("targets"),
+      nb::arg("rounds"), nb::arg("settings"),
+      "planning to goal poses (planner/pose_planning.hh): the plan's output with the IK solutions it planned to");
   m.def(
       "unprovable_ends",
       [](const RobotModel& robot, const Environment& env, const InArray& start, const InArray& goals, float padding) {
