@@ -21,7 +21,8 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS, IK_ROUNDS, no_ik_solution, plan_to_poses, pose_list
+from simdplan.planner.pose_goals import (DEFAULT_IK_SOLUTIONS, IK_ROUNDS, ROUND_ITERATIONS, no_ik_solution, plan_to_poses,
+                                         pose_list)
 from simdplan.planner.result import PlanContext, PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
 from simdplan.robots.ik import parse_pose
@@ -242,7 +243,8 @@ def _plan_poses_in_core(robot, env, start, poses: list, planner: str, link, mask
     targets = [parse_pose(p) for p in poses]
     core = to_core(s, robot)
     out, start, goals, note = core_output(
-        lambda: _core.plan_poses(robot.core, model, s.planner, start, request, targets, IK_ROUNDS, core),
+        lambda: _core.plan_poses(robot.core, model, s.planner, start, request, targets, IK_ROUNDS,
+                                   ROUND_ITERATIONS, core),
         robot, env, start, None, s.padding, s.limit_tolerance)
     if out["planned_rounds"] == 0:
         result = no_ik_solution(robot, s.planner, len(poses), out["stopped"])

@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdplan
+from simdplan import _core
 from simdplan.bench import robots as bench_robots
 from simdplan.planner import InvalidProblemError, LimitClampWarning, pose_goals
+from simdplan.planner.settings import PlannerSettings, to_core
 from simdplan.robots import ik as ik_mod
 from simdplan.robots.kinematics import joint_motion
 
@@ -274,6 +276,24 @@ def test_the_core_plans_to_poses_as_the_python_reference_does(isa, seed, planner
     assert core.stats["goal_pose_index"] == ref.stats["goal_pose_index"]
     assert core.stats["ik_solutions"] == ref.stats["ik_solutions"]
     assert core.stats["planning_time_ns"] > 0 and core.stats["ik_time_ns"] > 0
+
+
+def test_unreached_goals_give_way_to_new_solutions_after_the_round_budget():
+    # round r plans with at most round_iterations << 2r iterations (the last round: max_iterations),
+    # then asks IK for twice as many new solutions: goals that cannot be reached do not hold the
+    # whole time limit. A budget of one iteration cannot find the bookshelf path in round 0.
+    robot, env = BOOKSHELF.robot, BOOKSHELF.env
+    goal = urdf_link_pose(robot, BOOKSHELF.goals[0], "panda_grasptarget")
+    s = PlannerSettings(seed=3, time_limit=0).validated()
+    core = to_core(s, robot)
+    _, request = robot.ik_request("panda_grasptarget")
+    out = _core.plan_poses(robot.core, robot.compiled_env(env), "rrtc", BOOKSHELF.start, request, [goal], 5, 1, core)
+    rounds = out["planned_rounds"]
+    assert out["success"] and rounds > 1
+    assert len(out["goals"]) == sum(1 << r for r in range(rounds))  # 1, 2, 4, ... new solutions per round
+    # the default budget leaves this problem to round 0
+    res = simdplan.plan(robot, env, BOOKSHELF.start, goal_pose=goal, goal_link="panda_grasptarget", seed=3)
+    assert res.success and res.stats["ik_solutions"] == 1
 
 
 def test_pose_planning_keeps_its_time_limit_and_refuses_a_bad_start():

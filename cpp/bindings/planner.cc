@@ -242,18 +242,20 @@ void bind_planner(nb::module_& m) {
   m.def(
       "plan_poses",
       [](const RobotModel& robot, const Environment& env, const std::string& name, const InArray& start,
-         const IkRequest& request, const std::vector<Pose>& targets, int32_t rounds, const PlannerSettings& s) {
+         const IkRequest& request, const std::vector<Pose>& targets, int32_t rounds, int64_t round_iterations,
+         const PlannerSettings& s) {
         const int32_t dof = robot.dof();
         check_request(robot, request);
         if (targets.empty()) throw std::invalid_argument("at least one goal pose is needed");
         if (rounds < 1) throw std::invalid_argument("rounds must be >= 1");
+        if (round_iterations < 1) throw std::invalid_argument("round_iterations must be >= 1");
         const std::vector<double> q0 = start_of(start, dof);
         const std::vector<std::array<float, 12>> goals = goal_frames(targets);
         Interrupt* interrupt = PythonSignals::for_this_thread();
         PosePlanOutput out;
         {
           nb::gil_scoped_release release;
-          out = plan_to_poses(robot, env, name, q0.data(), request, goals, rounds, s, interrupt);
+          out = plan_to_poses(robot, env, name, q0.data(), request, goals, rounds, round_iterations, s, interrupt);
         }
         raise_if_interrupted(out.stopped);
         nb::dict d = to_python(out.plan, dof);
@@ -272,7 +274,7 @@ void bind_planner(nb::module_& m) {
         return d;
       },
       nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("request"), nb::arg("targets"),
-      nb::arg("rounds"), nb::arg("settings"),
+      nb::arg("rounds"), nb::arg("round_iterations"), nb::arg("settings"),
       "planning to goal poses (planner/pose_planning.hh): the plan's output with the IK solutions it planned to");
   m.def(
       "unprovable_ends",

@@ -16,7 +16,8 @@ constexpr double kMinIkSeconds = 1e-4, kMinPlanSeconds = 1e-3;
 PosePlanOutput plan_to_poses(const RobotModel& robot, const Environment& env, const std::string& planner,
                              const double* start, IkRequest request,
                              const std::vector<std::array<float, 12>>& targets, int32_t rounds,
-                             const planner::PlannerSettings& settings, Interrupt* interrupt) {
+                             int64_t round_iterations, const planner::PlannerSettings& settings,
+                             Interrupt* interrupt) {
   PosePlanOutput out;
   const auto t0 = Clock::now();
   const bool limited = settings.time_limit > 0;
@@ -39,6 +40,8 @@ PosePlanOutput plan_to_poses(const RobotModel& robot, const Environment& env, co
     if (out.goal_pose.empty()) continue;
     planner::PlannerSettings s = settings;
     s.time_limit = limited ? std::max(left(), kMinPlanSeconds) : 0.0;
+    if (round + 1 < rounds && 2 * round < 62)
+      s.max_iterations = std::min(settings.max_iterations, round_iterations << (2 * round));
     out.plan = plan(robot, env, planner, start, out.goals.data(), int32_t(out.goal_pose.size()), s, interrupt);
     ++out.planned_rounds;
     out.planning_ns += out.plan.stats.planning_time_ns;

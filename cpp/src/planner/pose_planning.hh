@@ -22,12 +22,15 @@ struct PosePlanOutput {
 
 // Up to `rounds` rounds; round r asks IK for request.n_solutions << r new solutions of every target
 // (seed settings.seed + 7919 r, a time limit of half the time left), adds them to the goals and
-// plans to all of them (the time left). Stops at the first path, when the time limit has passed
-// after a plan, or on an interrupt. settings.time_limit bounds the whole call (0: none). The
-// request's padding must be the settings' (the caller builds both).
+// plans to all of them, with the time left and at most round_iterations << 2r iterations (the last
+// round: settings.max_iterations), so goals that cannot be reached do not hold the whole budget.
+// Stops at the first path, when the time limit has passed after a plan, or on an interrupt.
+// settings.time_limit bounds the whole call (0: none). The request's padding must be the settings'
+// (the caller builds both).
 PosePlanOutput plan_to_poses(const RobotModel& robot, const Environment& env, const std::string& planner,
                              const double* start, IkRequest request,
                              const std::vector<std::array<float, 12>>& targets, int32_t rounds,
-                             const planner::PlannerSettings& settings, Interrupt* interrupt = nullptr);
+                             int64_t round_iterations, const planner::PlannerSettings& settings,
+                             Interrupt* interrupt = nullptr);
 
 }  // namespace simdplan
