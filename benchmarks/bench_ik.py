@@ -19,9 +19,11 @@ its float64 forward kinematics (simdplan.robots.ik.link_pose64) reaches the pose
 Times are wall-clock per solve from Python (median, p95). The slower anchors run on the first
 ``--anchor-poses`` poses only (default 1000) and say so.
 
-Pose goals (the MotionBenchMaker panda problems, each goal's hand pose as the goal): planning + IK
+Pose goals (the MotionBenchMaker panda problems, each goal's hand pose as the goal; then problems
+generated for each robot of --generated-robots, each goal's end-link pose as the goal): planning + IK
 is stats["planning_time_ns"] + stats["ik_time_ns"], both timed in the core, against the joint-goal
-plan's stats["planning_time_ns"]; the wall time of each whole plan call is printed beside them.
+plan's stats["planning_time_ns"]; the wall time of each whole plan call is printed beside them. The
+dual-arm robot's pose goal places one arm's end and leaves the other arm free.
 """
 
 from __future__ import annotations
@@ -189,9 +191,35 @@ def run_ikpy(robot, name, link, goals):
             "median_us": 1e6 * statistics.median(times), "p95_us": 1e6 * float(np.percentile(times, 95))}
 
 
-def run_mbm_pose_goals(limit: int | None, ik_solutions: int) -> dict:
-    """The MotionBenchMaker panda problems with each goal configuration's hand pose as the goal:
-    IK with the environment, then plan(goal_pose=...) against plan(goals) on the same problems."""
+def compare_pose_goals(robot, link: str, problems, ik_solutions: int) -> dict:
+    """Each problem (env, start, goals) planned to its goal configurations and, again, to the pose
+    of ``link`` at each of them (plan(goal_pose=...)), IK with the environment counted apart."""
+    ik_ok = ik_total = 0
+    joint, pose = [], []
+    for env, start, q_goals in problems:
+        goals = [ik_mod.link_pose64(robot._program, g, link) for g in np.atleast_2d(q_goals)]
+        for g in goals:
+            ik_total += 1
+            ik_ok += robot.ik(g, link, env).success
+        t0 = time.perf_counter()
+        rj = simdplan.plan(robot, env, start, q_goals, seed=0)
+        wj = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rp = simdplan.plan(robot, env, start, goal_pose=goals, goal_link=link, seed=0, ik_solutions=ik_solutions)
+        wp = time.perf_counter() - t0
+        joint.append((rj.success, rj.stats["planning_time_ns"] / 1e3, wj * 1e6))
+        pose.append((rp.success, (rp.stats.get("planning_time_ns", 0) + rp.stats["ik_time_ns"]) / 1e3, wp * 1e6,
+                     rp.stats["ik_time_ns"] / 1e3))
+    med = lambda rows, k: statistics.median(r[k] for r in rows if r[0])  # noqa: E731
+    return {"problems": len(joint), "link": link, "ik_success": ik_ok / max(ik_total, 1), "ik_goals": ik_total,
+            "joint_solved": sum(r[0] for r in joint), "pose_solved": sum(r[0] for r in pose),
+            "joint_plan_median_us": med(joint, 1), "pose_plan_ik_median_us": med(pose, 1),
+            "pose_ik_median_us": med(pose, 3), "joint_wall_median_us": med(joint, 2), "pose_wall_median_us": med(pose, 2),
+            "ik_solutions": ik_solutions}
+
+
+def mbm_problems(limit: int | None):
+    """The MotionBenchMaker panda problems (the first ``limit`` of each class), as (robot, problems)."""
     from simdplan.scenes import mbm
 
     scenes = [s for s in mbm.load(mode="reference") if s.valid is not False]
@@ -202,30 +230,22 @@ def run_mbm_pose_goals(limit: int | None, ik_solutions: int) -> dict:
                 seen[s.problem] = seen.get(s.problem, 0) + 1
                 keep.append(s)
         scenes = keep
-    robot = scenes[0].robot
-    ik_ok = ik_total = 0
-    joint, pose = [], []
-    for s in scenes:
-        goals = [ik_mod.link_pose64(robot._program, g, "panda_hand") for g in np.atleast_2d(s.goals)]
-        for g in goals:
-            ik_total += 1
-            ik_ok += robot.ik(g, "panda_hand", s.env).success
-        t0 = time.perf_counter()
-        rj = simdplan.plan(robot, s.env, s.start, s.goals, seed=0)
-        wj = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        rp = simdplan.plan(robot, s.env, s.start, goal_pose=goals, goal_link="panda_hand", seed=0,
-                           ik_solutions=ik_solutions)
-        wp = time.perf_counter() - t0
-        joint.append((rj.success, rj.stats["planning_time_ns"] / 1e3, wj * 1e6))
-        pose.append((rp.success, (rp.stats.get("planning_time_ns", 0) + rp.stats["ik_time_ns"]) / 1e3, wp * 1e6,
-                     rp.stats["ik_time_ns"] / 1e3))
-    med = lambda rows, k: statistics.median(r[k] for r in rows if r[0])  # noqa: E731
-    return {"problems": len(scenes), "ik_success": ik_ok / max(ik_total, 1), "ik_goals": ik_total,
-            "joint_solved": sum(r[0] for r in joint), "pose_solved": sum(r[0] for r in pose),
-            "joint_plan_median_us": med(joint, 1), "pose_plan_ik_median_us": med(pose, 1),
-            "pose_ik_median_us": med(pose, 3), "joint_wall_median_us": med(joint, 2), "pose_wall_median_us": med(pose, 2),
-            "ik_solutions": ik_solutions}
+    return scenes[0].robot, [(s.env, s.start, s.goals) for s in scenes]
+
+
+def generated_problems(robot, n: int):
+    """``n`` generated problems of every family (simdplan.scenes.generate, seed 0)."""
+    return [(p.env, p.start, p.goals) for family in simdplan.scenes.FAMILIES
+            for p in simdplan.scenes.generate(robot, family, n, seed=0)]
+
+
+def pose_goal_line(what: str, mb: dict) -> str:
+    return (f"{what}, {mb['problems']} problems, each goal's {mb['link']} pose as the goal: IK with the environment "
+            f"solved {mb['ik_success']:.4f} of {mb['ik_goals']} poses; solved {mb['pose_solved']} to poses vs "
+            f"{mb['joint_solved']} to joint goals; median planning + IK {mb['pose_plan_ik_median_us']:.1f} us (IK "
+            f"{mb['pose_ik_median_us']:.1f}) vs planning {mb['joint_plan_median_us']:.1f} us "
+            f"({mb['pose_plan_ik_median_us'] / mb['joint_plan_median_us']:.2f}x); wall time of the plan call "
+            f"{mb['pose_wall_median_us']:.0f} vs {mb['joint_wall_median_us']:.0f} us; ik_solutions {mb['ik_solutions']}.")
 
 
 def main() -> int:
@@ -235,6 +255,9 @@ def main() -> int:
     ap.add_argument("--robots", default="panda,ur5,iiwa")
     ap.add_argument("--json", default=os.path.join(os.path.dirname(__file__), "results", "ik.json"))
     ap.add_argument("--mbm-limit", type=int, default=0, help="pose goals: the first N problems of each class (0: all)")
+    ap.add_argument("--generated", type=int, default=10, help="pose goals: generated problems per family and robot")
+    ap.add_argument("--generated-robots", default="panda,ur5,iiwa,mobile_manipulator,dual_arm",
+                    help="pose goals on generated problems for these robots (empty: none)")
     ap.add_argument("--ik-solutions", type=int, default=DEFAULT_IK_SOLUTIONS,
                     help="pose goals: IK solutions per pose in the first round (plan's ik_solutions)")
     args = ap.parse_args()
@@ -261,14 +284,19 @@ def main() -> int:
             print(f"{name:6s} {r['solver']:22s} {r['n']:6d} {r['success']:8.4f} {r['median_us']:10.1f} {r['p95_us']:9.1f} "
                   f"{mean} {batch} {ratio:9.3f}")
             out["rows"].append({"robot": name, **r})
-    mb = run_mbm_pose_goals(args.mbm_limit or None, args.ik_solutions)
+    robot, problems = mbm_problems(args.mbm_limit or None)
+    mb = compare_pose_goals(robot, "panda_hand", problems, args.ik_solutions)
     out["mbm_pose_goals"] = mb
-    print(f"\nMotionBenchMaker panda, {mb['problems']} problems, each goal's panda_hand pose as the goal: IK with the "
-          f"environment solved {mb['ik_success']:.4f} of {mb['ik_goals']} poses; solved {mb['pose_solved']} to poses vs "
-          f"{mb['joint_solved']} to joint goals; median planning + IK {mb['pose_plan_ik_median_us']:.1f} us (IK "
-          f"{mb['pose_ik_median_us']:.1f}) vs planning {mb['joint_plan_median_us']:.1f} us "
-          f"({mb['pose_plan_ik_median_us'] / mb['joint_plan_median_us']:.2f}x); wall time of the plan call "
-          f"{mb['pose_wall_median_us']:.0f} vs {mb['joint_wall_median_us']:.0f} us; ik_solutions {mb['ik_solutions']}.")
+    print()
+    print(pose_goal_line("MotionBenchMaker panda", mb))
+    out["generated_pose_goals"] = {}
+    for name in filter(None, args.generated_robots.split(",")):
+        robot = bench_robots.load(name)
+        # one arm's end for a robot with several: the pose goal then leaves the other arm free
+        link = ik_mod.default_link(robot, robot._program) if len(robot.tip_links()) == 1 else robot.tip_links()[0][0]
+        gen = compare_pose_goals(robot, link, generated_problems(robot, args.generated), args.ik_solutions)
+        out["generated_pose_goals"][name] = gen
+        print(pose_goal_line(f"generated {name}", gen))
     print(f"success: inside the limits and within {POS_TOL} m / {ROT_TOL} rad by float64 FK (ours also free of "
           f"self-collision); batch us/pose: ik_many's wall time / poses (compare with the mean); ours / it: our "
           f"median single-solve time over the solver's; {simdplan.info()['isa']}.")
