@@ -221,8 +221,8 @@ def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: in
     program and core model, ``env_model`` the compiled environment."""
     t0 = time.perf_counter_ns()
     targets = [parse_pose(p) for p in poses]
-    link, req = request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance,
-                             mask, padding, seeds, max_attempts)
+    link, req = request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance, mask,
+                        padding, seeds, max_attempts)
     if time_limit is None:
         limit = 0.0
     else:
@@ -234,4 +234,5 @@ def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: in
     outs = model.ik(env_model, req, targets, int(seed) & (2**64 - 1), limit)
     # the call's time shared evenly: the poses were solved in one go
     per = (time.perf_counter_ns() - t0) // max(len(targets), 1)
-    return [IKResult(o[0], len(o[0]) > 0, o[1], per, link, o[2], o[4], o[5]) for o in outs]
+    return [IKResult(solutions, len(solutions) > 0, errors, per, link, begun, colliding, stopped)
+            for solutions, errors, begun, _, colliding, stopped in outs]

@@ -19,8 +19,7 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS, request as ik_request
-from simdplan.robots.ik import solve as solve_ik
+from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS, request as ik_request, solve as solve_ik
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
 from simdplan.robots.kinematics import compile_program

@@ -296,6 +296,18 @@ def test_unreached_goals_give_way_to_new_solutions_after_the_round_budget():
     assert res.success and res.stats["ik_solutions"] == 1
 
 
+def test_ompl_planners_plan_to_poses_through_the_python_rounds():
+    pytest.importorskip("ompl")
+    robot, env = BOOKSHELF.robot, BOOKSHELF.env
+    goal = urdf_link_pose(robot, BOOKSHELF.goals[0], "panda_grasptarget")
+    res = simdplan.plan(robot, env, BOOKSHELF.start, goal_pose=goal, goal_link="panda_grasptarget",
+                        planner="ompl:RRTConnect", seed=1, time_limit=5.0)
+    assert res.success and res.stats["goal_pose_index"] == 0 and res.stats["ik_solutions"] >= 1
+    reached = urdf_link_pose(robot, res.path[-1], "panda_grasptarget")
+    assert np.linalg.norm(reached[:3, 3] - goal[:3, 3]) <= 1.1e-4 and rot_angle(reached, goal) <= 1.1e-3
+    assert simdplan.check_path(robot, env, res.path).ok
+
+
 def test_pose_planning_keeps_its_time_limit_and_refuses_a_bad_start():
     far = np.eye(4)
     far[:3, 3] = [3.0, 0.0, 0.5]
