@@ -238,16 +238,28 @@ def _plan_poses_in_core(robot, env, start, poses: list, planner: str, link, mask
     warn_ignored(s, settings)
     check_settings_range(s, robot)
     model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
-    start = problem_arrays(robot, start, np.zeros((1, robot.dof)))[0]
-    link, request = robot.ik_request(link, n_solutions=ik_solutions, mask=mask, padding=s.padding)
-    targets = [parse_pose(p) for p in poses]
+    start, request, targets = pose_parts(robot, start, poses, s, link, mask, ik_solutions)
     core = to_core(s, robot)
-    out, start, goals, note = core_output(
-        lambda: _core.plan_poses(robot.core, model, s.planner, start, request, targets, IK_ROUNDS,
-                                   ROUND_ITERATIONS, core),
-        robot, env, start, None, s.padding, s.limit_tolerance)
+    result = pose_result(lambda: _core.plan_poses(robot.core, model, s.planner, start, request, targets, IK_ROUNDS,
+                                                  ROUND_ITERATIONS, core), s, robot, env, start, len(targets))
+    result.stats["total_time_ns"] = time.perf_counter_ns() - t0
+    return result
+
+
+def pose_parts(robot, start, poses: list, s: PlannerSettings, link, mask, ik_solutions: int) -> tuple:
+    """(start (dof,), the core's IK request, the target poses) of a pose-goal plan with validated
+    settings ``s``."""
+    start = problem_arrays(robot, start, np.zeros((1, robot.dof)))[0]
+    _, request = robot.ik_request(link, n_solutions=ik_solutions, mask=mask, padding=s.padding)
+    return start, request, [parse_pose(p) for p in poses]
+
+
+def pose_result(call, s: PlannerSettings, robot, env, start, n_poses: int, warn: bool = True) -> PlanResult:
+    """The PlanResult of ``call()``, a core pose-goal plan (_core.plan_poses, or a batch's pose task)
+    with validated settings ``s``; refusals worded as core_output words them."""
+    out, start, goals, note = core_output(call, robot, env, start, None, s.padding, s.limit_tolerance, warn)
     if out["planned_rounds"] == 0:
-        result = no_ik_solution(robot, s.planner, len(poses), out["stopped"])
+        result = no_ik_solution(robot, s.planner, n_poses, out["stopped"])
     else:
         result = with_clamp_note(to_result(out, s, robot, start, goals, env), note)
     st = result.stats
@@ -256,7 +268,6 @@ def _plan_poses_in_core(robot, env, start, poses: list, planner: str, link, mask
     st["goal_pose_index"] = int(out["goal_pose"][st["goal_index"]]) if result.success else -1
     st["ik_time_ns"] = int(out["ik_time_ns"])
     st["ik_solutions"] = len(goals)
-    st["total_time_ns"] = time.perf_counter_ns() - t0
     return result
 
 

@@ -54,8 +54,8 @@ def plan_many(tasks, *, workers: int | None = None, planner: str | None = None, 
     workers: threads (None: every core this process may use). Each task's ``time_limit`` and
     ``max_iterations`` bound that task alone.
 
-    A Scene with goal poses (``goal_poses``) is planned as ``simdplan.plan(..., goal_pose=...)`` plans
-    it, on the calling thread while the other tasks run on the workers (its IK rounds are Python).
+    A Scene with goal poses (``goal_poses``) is planned on the workers as ``simdplan.plan(...,
+    goal_pose=...)`` plans it (IK and planning in one core call, the same result for the same seed).
     A task that cannot be planned (an invalid start or goal, a wrong shape, NaN, an unknown setting)
     does not fail the batch: its result has ``success=False``, ``error`` naming the exception
     (e.g. "InvalidProblemError") and ``message`` saying what is wrong, as ``plan`` would raise it.

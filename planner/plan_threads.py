@@ -17,8 +17,9 @@ from typing import Callable
 import numpy as np
 
 from simdplan import _core
-from simdplan.planner.plan import (check_settings_range, check_types, core_output, plan, problem_arrays, to_result,
-                                   validated_settings, with_clamp_note)
+from simdplan.planner.plan import (check_settings_range, check_types, core_output, pose_parts, pose_result,
+                                   problem_arrays, to_result, validated_settings, with_clamp_note)
+from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS, IK_ROUNDS, ROUND_ITERATIONS
 from simdplan.planner.result import PlanResult
 from simdplan.planner.settings import PLANNERS, PlannerSettings, to_core, warn_ignored
 
@@ -31,14 +32,16 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
     """Plans ``tasks`` on ``workers`` threads into ``results`` (one slot per task); task i plans
     with seed task_seed(seed, numbers[i]). A KeyboardInterrupt (Ctrl-C) or an exception of
     on_result stops the threads within a few ms, keeps what finished in ``results`` and propagates."""
-    owners: list = []  # per core task (in the order added): (caller's index, robot, env, start, goals, settings)
+    # per core task (in the order added): (caller's index, robot, env, start, goals, settings, poses);
+    # poses: how many goal poses a pose task has (None for joint goals)
+    owners: list = []
     finished = Finished(results, on_result, progress)
 
     def take(batch_results) -> None:
         for k, out in batch_results:
-            i, robot, env, start, goals, s = owners[k]
+            i, robot, env, start, goals, s, poses = owners[k]
             owners[k] = None
-            finished.put(i, task_result(out, robot, env, start, goals, s))
+            finished.put(i, task_result(out, robot, env, start, goals, s, poses))
         finished.bar.advance(0)  # the bar starts on time even while nothing finishes
 
     batch = _core.PlanBatch(min(workers, max(len(tasks), 1)))
@@ -47,16 +50,12 @@ def plan_on_threads(tasks, numbers, results: list, prepared: "Prepared", workers
         # at once and this thread's preparation overlaps it
         chunk, size = [], 8
         for i, task in enumerate(tasks):
-            if getattr(task, "goal_poses", None):  # a Scene with goal poses: IK rounds run in Python, so here
-                finished.put(i, prepared.pose_task(task, numbers[i]))
-                take(batch.collect(0.0))
-                continue
             try:
                 core_task, owner = prepared.task(task)
             except (TypeError, ValueError) as exc:
                 finished.put(i, error_result(exc, task))
                 continue
-            chunk.append((*core_task, numbers[i]))  # the task's number sets its seed
+            chunk.append((*core_task[:6], numbers[i], *core_task[6:]))  # the task's number sets its seed
             owners.append((i, *owner))
             if len(chunk) == size:
                 batch.add(chunk)
@@ -90,8 +89,9 @@ class Prepared:
         self._keep: list = []  # objects whose id() is a cache key stay alive for the call
 
     def task(self, task) -> tuple:
-        """(the core's task without its index, (robot, env, start, goals, settings)); TypeError or
-        ValueError saying what is wrong with the task."""
+        """(the core's task without its index, (robot, env, start, goals, settings, poses)); a Scene
+        with goal poses (``goal_poses``) becomes a pose task (goals None, poses their number), planned
+        as plan(..., goal_pose=...) plans it. TypeError or ValueError saying what is wrong with the task."""
         # PERF: runs once per task before any planning starts, so every lookup here is cached
         robot, env, start, goals, base = task_parts(task)
         s = self._settings_for(base)
@@ -101,33 +101,29 @@ class Prepared:
             check_types(robot, env)
             model = self._models[key] = robot.compiled_env(env, s.padding, distances=s.link == "certified")
             self._keep.append((robot, env))
+        poses = getattr(task, "goal_poses", None)
+        if poses:
+            start, request, targets = pose_parts(robot, start, list(poses), s, task.goal_link, task.goal_mask,
+                                                 DEFAULT_IK_SOLUTIONS)
+            core = self._core_settings(s, robot)
+            return ((robot.core, model, s.planner, start, np.zeros((0, robot.dof)), core, request, targets, IK_ROUNDS,
+                     ROUND_ITERATIONS), (robot, env, start, None, s, len(targets)))
         if (type(start) is not np.ndarray or start.dtype != np.float64 or start.ndim != 1
                 or type(goals) is not np.ndarray or goals.dtype != np.float64 or goals.ndim != 2
                 or robot.has_continuous):
             start, goals = problem_arrays(robot, start, goals)
         elif start.shape[0] != robot.dof or goals.shape[1] != robot.dof or len(goals) == 0:
             start, goals = problem_arrays(robot, start, goals)  # raises, naming the shapes
+        core = self._core_settings(s, robot)
+        return (robot.core, model, s.planner, start, goals, core), (robot, env, start, goals, s, None)
+
+    def _core_settings(self, s: PlannerSettings, robot):
         core_key = (id(s), id(robot))
         core = self._cores.get(core_key)
         if core is None:
             check_settings_range(s, robot)
             core = self._cores[core_key] = to_core(s, robot)
-        return (robot.core, model, s.planner, start, goals, core), (robot, env, start, goals, s)
-
-    def pose_task(self, task, number: int) -> PlanResult:
-        """A Scene with goal poses, planned by simdplan.plan on this thread (its IK rounds are Python)
-        with the seed task ``number`` gets, as plan would return it (or its error result)."""
-        try:
-            s = self._settings_for(task.settings)
-            fields = {k: v for k, v in vars(s).items() if k != "planner"}
-            fields["seed"] = int(_core.task_seed(int(s.seed), int(number)))
-            result = plan(task.robot, task.env, task.start, planner=s.planner, goal_pose=list(task.goal_poses),
-                          goal_link=task.goal_link, goal_mask=task.goal_mask, **fields)
-            result.stats["seed"] = fields["seed"]
-            result.stats["call_time_ns"] = result.stats["total_time_ns"]
-            return result
-        except (TypeError, ValueError) as exc:
-            return error_result(exc, task)
+        return core
 
     def _settings_for(self, base: PlannerSettings | None) -> PlannerSettings:
         """The validated settings of a task whose own are ``base`` (a Scene's; None for a tuple)."""
@@ -182,9 +178,9 @@ def task_parts(task) -> tuple:
                     + (f" of length {len(task)}" if isinstance(task, (tuple, list)) else ""))
 
 
-def task_result(out: dict, robot, env, start, goals, s: PlannerSettings) -> PlanResult:
+def task_result(out: dict, robot, env, start, goals, s: PlannerSettings, poses: int | None = None) -> PlanResult:
     """A finished core task as the PlanResult ``plan`` would return, or as an error result worded as
-    ``plan`` would raise it."""
+    ``plan`` would raise it. ``poses``: the number of goal poses of a pose task (None: joint goals)."""
 
     def planned() -> dict:  # the core call, already made on a worker
         if "error" in out:
@@ -192,9 +188,12 @@ def task_result(out: dict, robot, env, start, goals, s: PlannerSettings) -> Plan
         return out
 
     try:
-        _, start, goals, note = core_output(planned, robot, env, start, goals, s.padding, s.limit_tolerance,
-                                            warn=False)
-        result = with_clamp_note(to_result(out, s, robot, start, goals, env), note)
+        if poses is not None:
+            result = pose_result(planned, s, robot, env, start, poses, warn=False)
+        else:
+            _, start, goals, note = core_output(planned, robot, env, start, goals, s.padding, s.limit_tolerance,
+                                                warn=False)
+            result = with_clamp_note(to_result(out, s, robot, start, goals, env), note)
     except (ValueError, RuntimeError) as exc:  # InvalidProblemError among them
         result = error_result(exc, None, robot, s.planner)
     result.stats["seed"] = out["seed"]

@@ -80,12 +80,29 @@ std::vector<double> start_of(const InArray& q, int32_t dof) {
   return out;
 }
 
-// A batch task's result as plan's dict, or {"error", "error_is_value"} when plan() threw; both
-// with "call_ns" and "seed".
+// plan_to_poses' figures beside its plan's dict: the IK solutions planned to, their poses, rounds and times
+void add_pose_fields(nb::dict& d, const PosePlanOutput& out, int32_t dof) {
+  double* g;
+  auto goal_rows = new_array<double>({out.goal_pose.size(), size_t(dof)}, &g);
+  std::copy(out.goals.begin(), out.goals.end(), g);
+  int32_t* owner;
+  auto goal_pose = new_array<int32_t>({out.goal_pose.size()}, &owner);
+  std::copy(out.goal_pose.begin(), out.goal_pose.end(), owner);
+  d["goals"] = goal_rows;
+  d["goal_pose"] = goal_pose;
+  d["planned_rounds"] = out.planned_rounds;
+  d["ik_time_ns"] = out.ik_ns;
+  d["planning_time_ns"] = out.planning_ns;
+  if (out.planned_rounds == 0) d["stopped"] = stop_name(out.stopped);
+}
+
+// A batch task's result as plan's (or plan_poses') dict, or {"error", "error_is_value"} when it
+// threw; both with "call_ns" and "seed".
 nb::dict task_to_python(const PlanTaskResult& r) {
   nb::dict d;
   if (r.error.empty()) {
     d = to_python(r.out, r.dof);
+    if (r.pose) add_pose_fields(d, r.pose_out, r.dof);
   } else {
     d["error"] = r.error;
     d["error_is_value"] = r.error_is_value;
@@ -104,14 +121,16 @@ class PyPlanBatch {
   explicit PyPlanBatch(int32_t workers) : batch_(workers) {}
   ~PyPlanBatch() { stop(); }
 
-  // tasks: [(robot, env, planner, start, goals, settings, seed index)]
+  // tasks: [(robot, env, planner, start, goals, settings, seed index)], a pose task with
+  // (IkRequest, targets, rounds, round_iterations) after those (its goals: (0, dof))
   void add(const nb::list& items) {
     std::vector<PlanTask> tasks;
     tasks.reserve(items.size());
     for (nb::handle item : items) {
       nb::tuple t = nb::cast<nb::tuple>(item);
-      if (t.size() != 7)
-        throw std::invalid_argument("plan batch: a task is (robot, env, planner, start, goals, settings, seed index)");
+      if (t.size() != 7 && t.size() != 11)
+        throw std::invalid_argument("plan batch: a task is (robot, env, planner, start, goals, settings, seed index"
+                                    "[, request, targets, rounds, round_iterations])");
       PlanTask task;
       task.robot = &nb::cast<const RobotModel&>(t[0]);
       task.env = &nb::cast<const Environment&>(t[1]);
@@ -123,6 +142,15 @@ class PyPlanBatch {
       task.goals = goals_of(nb::cast<InArray>(t[4]), dof);
       task.settings = &nb::cast<const PlannerSettings&>(t[5]);
       task.seed_index = nb::cast<uint64_t>(t[6]);
+      if (t.size() == 11) {
+        task.request = &nb::cast<const IkRequest&>(t[7]);
+        check_request(*task.robot, *task.request);
+        task.targets = goal_frames(nb::cast<std::vector<Pose>>(t[8]));
+        task.rounds = nb::cast<int32_t>(t[9]);
+        task.round_iterations = nb::cast<int64_t>(t[10]);
+        if (task.targets.empty() || task.rounds < 1 || task.round_iterations < 1)
+          throw std::invalid_argument("plan batch: a pose task needs targets, rounds >= 1 and round_iterations >= 1");
+      }
       tasks.push_back(std::move(task));
     }
     batch_.add(std::move(tasks));
@@ -259,18 +287,7 @@ void bind_planner(nb::module_& m) {
         }
         raise_if_interrupted(out.stopped);
         nb::dict d = to_python(out.plan, dof);
-        double* g;
-        auto goal_rows = new_array<double>({out.goal_pose.size(), size_t(dof)}, &g);
-        std::copy(out.goals.begin(), out.goals.end(), g);
-        int32_t* owner;
-        auto goal_pose = new_array<int32_t>({out.goal_pose.size()}, &owner);
-        std::copy(out.goal_pose.begin(), out.goal_pose.end(), owner);
-        d["goals"] = goal_rows;
-        d["goal_pose"] = goal_pose;
-        d["planned_rounds"] = out.planned_rounds;
-        d["ik_time_ns"] = out.ik_ns;
-        d["planning_time_ns"] = out.planning_ns;
-        if (out.planned_rounds == 0) d["stopped"] = stop_name(out.stopped);
+        add_pose_fields(d, out, dof);
         return d;
       },
       nb::arg("robot"), nb::arg("env"), nb::arg("planner"), nb::arg("start"), nb::arg("request"), nb::arg("targets"),

@@ -78,7 +78,15 @@ void PlanBatch::work() {
     const int32_t n_goals = int32_t(t->goals.size() / size_t(r->dof > 0 ? r->dof : 1));
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      r->out = plan(*t->robot, *t->env, *t->planner, t->start.data(), t->goals.data(), n_goals, s, &stop_);
+      if (t->request != nullptr) {
+        r->pose = true;
+        r->pose_out = plan_to_poses(*t->robot, *t->env, *t->planner, t->start.data(), *t->request, t->targets,
+                                    t->rounds, t->round_iterations, s, &stop_);
+        r->out = std::move(r->pose_out.plan);
+        if (r->pose_out.planned_rounds == 0) r->out.stopped = r->pose_out.stopped;
+      } else {
+        r->out = plan(*t->robot, *t->env, *t->planner, t->start.data(), t->goals.data(), n_goals, s, &stop_);
+      }
     } catch (const std::invalid_argument& e) {
       r->error = e.what(), r->error_is_value = true;
     } catch (const std::domain_error& e) {
@@ -92,6 +100,7 @@ void PlanBatch::work() {
     // the task's problem is no longer needed: a long batch holds only its unreported results
     std::vector<double>().swap(t->start);
     std::vector<double>().swap(t->goals);
+    std::vector<std::array<float, 12>>().swap(t->targets);
     if (r->out.stopped == Deadline::Stop::interrupted) break;  // cut short by stop(): not a result
     // PERF: no wake-up per task: the caller polls every few ms anyway (for Ctrl-C), and a wake-up
     // per plan of ~100 us would cost it a context switch each

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "planner/planning.hh"
+#include "planner/pose_planning.hh"
 
 namespace simdplan {
 
@@ -33,8 +34,13 @@ struct PlanTask {
   const std::string* planner = nullptr;
   const planner::PlannerSettings* settings = nullptr;
   std::vector<double> start;  // dof
-  std::vector<double> goals;  // n_goals x dof
+  std::vector<double> goals;  // n_goals x dof (none for a pose task)
   uint64_t seed_index = 0;
+  // A pose task (request set, borrowed like the robot): plan_to_poses to `targets` instead of goals.
+  const IkRequest* request = nullptr;
+  std::vector<std::array<float, 12>> targets;
+  int32_t rounds = 1;
+  int64_t round_iterations = 1;
 };
 
 struct PlanTaskResult {
@@ -44,6 +50,8 @@ struct PlanTaskResult {
   int64_t call_ns = 0;          // the whole plan() call on its worker, checks included
   uint64_t seed = 0;            // the seed the task planned with
   int32_t dof = 0;              // the robot's (the path's row length)
+  bool pose = false;            // a pose task: pose_out holds its goals and IK figures (its plan is in out)
+  PosePlanOutput pose_out;
 };
 
 // Tasks are added while the threads already plan the first ones (add), so a caller that prepares
