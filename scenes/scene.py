@@ -100,7 +100,7 @@ class Scene:
     file keep theirs in ``params["source"]``). timing: the file's ``timing`` section, keyword
     arguments of ``PlanResult.trajectory`` / ``simdplan.time_parameterize`` (``simdplan plan --timed``
     uses them; its flags override them). goal_poses: (4, 4) world poses of ``goal_link`` (default
-    Robot.ik's) instead of goals (then (0, dof)), ``goal_mask`` as Robot.ik's mask: plans go to IK
+    Robot.ik's) instead of goals (then (0, dof), or None), ``goal_mask`` as Robot.ik's mask: plans go to IK
     solutions of any of them (simdplan.plan's goal_pose).
     """
 
@@ -126,7 +126,7 @@ class Scene:
     def __post_init__(self) -> None:
         self.start = np.array(self.start, dtype=np.float64)
         dof = self.robot.dof
-        goals = np.array(self.goals, dtype=np.float64)
+        goals = np.zeros((0, dof)) if self.goals is None and self.goal_poses else np.array(self.goals, dtype=np.float64)
         if self.goal_poses and goals.size == 0:
             goals = np.zeros((0, dof))
         self.goals = goals.reshape(1, -1) if goals.ndim == 1 else goals

@@ -436,7 +436,8 @@ def test_plan_many_plans_goal_pose_scenes_as_plan_does(tmp_path):
     # pose tasks plan on the worker threads; their refusals come back as results, as plan's errors
     crash = dataclasses.replace(pose_scene, start=np.array(pose_scene.start) + np.array([0, 5.0, 0, 0, 0, 0, 0]))
     unknown = dataclasses.replace(pose_scene, goal_link="no_such_link")
-    bad = simdplan.plan_many([crash, unknown, pose_scene], workers=2, seed=3)
+    none_goals = dataclasses.replace(pose_scene, goals=None)  # a pose scene's goals: (0, dof) or None
+    bad = simdplan.plan_many([crash, unknown, none_goals], workers=2, seed=3)
     assert bad[0].error == "InvalidProblemError" and "start" in bad[0].message
     assert bad[1].error == "ValueError" and "no_such_link" in bad[1].message
     assert bad[2].success and np.array_equal(bad[2].path, results[2].path)
