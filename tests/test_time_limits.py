@@ -219,6 +219,23 @@ def test_ctrl_c_stops_a_plan_and_objects_stay_usable(planner):
     assert simdplan.plan(robot, env, start, np.array([-0.5, 0.5]), planner=planner).success
 
 
+def test_pose_goals_keep_the_time_limit_and_stop_on_ctrl_c():
+    # IK places the puck beyond the wall at once; the plans of every round then run into the budget
+    robot, env, start, goal = wall_robot()
+    pose = np.eye(4)
+    pose[:3, 3] = [0.5, 0.0, 0.0]
+    r, dt = timed(simdplan.plan, robot, env, start, goal_pose=pose, goal_link="puck", goal_mask="position",
+                  time_limit=0.3, max_iterations=10**12)
+    assert not r.success and r.stats["stopped"] == "time_limit" and r.stats["ik_solutions"] >= 1
+    assert 0.3 <= dt < 0.3 + OVERRUN
+    interrupt_after(0.2)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        simdplan.plan(robot, env, start, goal_pose=pose, goal_link="puck", goal_mask="position", time_limit=30,
+                      max_iterations=10**12)
+    assert time.perf_counter() - t0 < 0.2 + 0.1
+
+
 def test_ctrl_c_stops_roadmap_growth_and_keeps_the_roadmap():
     robot, env, start, goal = wall_robot()
     rm = simdplan.planner.Roadmap(robot, env, seed=2)
