@@ -83,6 +83,9 @@ class BlendedPath:
             half = 0.5 * alpha
             ell = min(0.5 * length[i - 1], 0.5 * length[i], dev * np.sin(half) / (1.0 - np.cos(half)))
             r = ell / np.tan(half)
+            if r / np.cos(half) - r < MIN_DEVIATION:  # a short edge left the arc less than the least blend
+                self.corners.append({"kind": "stop", "index": i})
+                continue
             bis = y1 - y0
             centre = q[i] + bis / np.linalg.norm(bis) * (r / np.cos(half))
             start = q[i] - ell * y0

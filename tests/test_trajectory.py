@@ -41,6 +41,13 @@ def polyline(draw, dof: int, lo, hi):
     return lo + np.array(rows) * (hi - lo)
 
 
+def test_a_corner_whose_short_edge_leaves_less_than_the_least_blend_stays_sharp():
+    # found by the property test below: an edge of 2e-16 caps the arc far below MIN_DEVIATION
+    path = BlendedPath(np.array([[0.0, 0.0], [2.220446049250313e-16, 0.0], [0.0, 1.0]]), np.array([0.25]))
+    assert [c["kind"] for c in path.corners] == ["stop"] and list(path.used_deviations()) == [0.0]
+    assert np.allclose(path(path.length), [0.0, 1.0], atol=1e-12)
+
+
 def distance_to_curve(path: BlendedPath, q: np.ndarray) -> np.ndarray:
     """Distance from each row of q to the curve, up to 1e-4 (the curve sampled 2e-4 apart)."""
     s = np.linspace(0.0, path.length, max(2, int(path.length / 2e-4) + 1))
