@@ -65,6 +65,10 @@ ARC_GRID_ANGLE = np.pi / 32
 MAX_GRIDPOINTS = 4000
 # grid intervals per stretch between stops at least
 MIN_STRETCH_INTERVALS = 4
+# a stretch between two stops shorter than this (joint-space length, rad or m) is not moved along:
+# far below any encoder's resolution, and TOPP-RA can neither grid nor control it (1e-10 and 2e-16
+# failed; 1e-8 is timed)
+MIN_STRETCH_LENGTH = 1e-9
 # analytic velocity and acceleration are checked at this many instants inside every grid interval
 CHECKS_PER_INTERVAL = 8
 METHODS = ("toppra", "ruckig")
@@ -355,7 +359,11 @@ def _gridpoints(path: BlendedPath, s0: float, s1: float) -> np.ndarray:
     # let a short stretch reach its top speed
     pts.extend(np.linspace(s0, s1, MIN_STRETCH_INTERVALS + 1))
     g = np.unique(np.clip(pts, s0, s1))
-    return g[np.r_[True, np.diff(g) > 1e-12]]
+    # gridpoints closer than MIN_STRETCH_LENGTH (a piece boundary beside a tiny edge) are merged:
+    # TOPP-RA's intervals that short fail its limits; the stretch keeps both of its ends
+    keep = g[np.r_[True, np.diff(g) >= MIN_STRETCH_LENGTH]]
+    keep[-1] = s1  # if s1 itself was merged, it replaces the point it was merged into
+    return keep
 
 
 def _toppra():
@@ -377,7 +385,7 @@ def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
     toppra = _toppra()
     sections, t0, retries = [], 0.0, 0
     for s0, s1 in zip(path.stops[:-1], path.stops[1:]):
-        if s1 - s0 <= 0:
+        if s1 - s0 < MIN_STRETCH_LENGTH:
             continue
         grid = _gridpoints(path, s0, s1)
         shrink = 1.0 - LIMIT_MARGIN

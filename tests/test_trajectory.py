@@ -48,6 +48,15 @@ def test_a_corner_whose_short_edge_leaves_less_than_the_least_blend_stays_sharp(
     assert np.allclose(path(path.length), [0.0, 1.0], atol=1e-12)
 
 
+def test_stretches_below_the_least_length_are_not_timed_and_the_motion_ends_there():
+    # found by the property test below: TOPP-RA could not grid a stretch of 2e-16 nor control 1e-10
+    robot = free_arm(1)
+    for q in ([[0.0], [2.220446049250313e-16]], [[0.0], [1e-10]], [[0.0], [1e-10], [0.5]]):
+        tr = time_parameterize(robot, np.array(q), None)
+        assert np.allclose(tr.q[0], q[0], atol=1e-12) and np.allclose(tr.q[-1], q[-1], atol=1e-9)
+        assert np.allclose(tr.qd[-1], 0, atol=1e-6)
+
+
 def distance_to_curve(path: BlendedPath, q: np.ndarray) -> np.ndarray:
     """Distance from each row of q to the curve, up to 1e-4 (the curve sampled 2e-4 apart)."""
     s = np.linspace(0.0, path.length, max(2, int(path.length / 2e-4) + 1))
