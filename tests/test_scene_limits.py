@@ -319,6 +319,9 @@ def test_a_byte_order_mark_is_not_content(tmp_path):
         path = tmp_path / f"bom.{ext}"
         path.write_bytes(b"\xef\xbb\xbf" + text.encode())
         assert sc.load(path).robot.name == "panda"
+        # a run of them too (the fuzz below found libyaml and PyYAML keeping different numbers as text)
+        path.write_bytes(b"\xef\xbb\xbf" * 10 + text.encode())
+        assert sc.load(path).robot.name == "panda"
 
 
 # ----------------------------------------------------------------------------- fuzzing

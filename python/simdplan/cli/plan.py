@@ -119,7 +119,8 @@ def cmd_plan(args) -> int:
     if refused:
         rows.append(("interpolation", refused[0]))
     if "ik_time_ns" in stats:
-        rows.append(("goal poses", f"{stats.get('ik_solutions', 0)} IK solutions in {fmt_time_ns(stats['ik_time_ns'])}"
+        n = stats.get("ik_solutions", 0)
+        rows.append(("goal poses", f"{n} IK solution{'' if n == 1 else 's'} in {fmt_time_ns(stats['ik_time_ns'])}"
                                    + (f"; reached pose {stats['goal_pose_index']}" if result.success else "")))
     if result.success:
         rows += [
