@@ -52,12 +52,12 @@ class BlendedPath:
         dev_in = np.asarray(deviations, dtype=np.float64)
         if len(dev_in) != max(len(q) - 2, 0):
             raise ValueError(f"{len(q)} waypoints have {max(len(q) - 2, 0)} corners, got {len(dev_in)} deviations")
-        # a dropped duplicate takes its corner's deviation with it
-        dev_full = np.r_[0.0, dev_in, 0.0][keep]
+        # a dropped duplicate takes its corner's deviation with it (one waypoint: no corner, one end)
+        dev_full = np.r_[0.0, dev_in, 0.0][:len(q)][keep]
         self.waypoints = q[keep]
         self.source_index = np.flatnonzero(keep)  # row of ``waypoints`` each kept waypoint came from
         self.dof = q.shape[1]
-        self.requested = dev_full[1:-1] if len(self.waypoints) > 2 else np.zeros(0)
+        self.requested = dev_full[1:-1]
         self._build()
 
     # ----- construction -----

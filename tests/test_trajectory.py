@@ -57,6 +57,13 @@ def test_stretches_below_the_least_length_are_not_timed_and_the_motion_ends_ther
         assert np.allclose(tr.qd[-1], 0, atol=1e-6)
 
 
+def test_a_path_of_one_waypoint_is_a_motion_of_no_duration_there():
+    q = np.array([[0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]])
+    for path in (q, np.vstack([q, q])):
+        tr = time_parameterize(PANDA, path, None)
+        assert tr.duration == 0.0 and np.array_equal(tr.q, q) and not tr.qd.any()
+
+
 def distance_to_curve(path: BlendedPath, q: np.ndarray) -> np.ndarray:
     """Distance from each row of q to the curve, up to 1e-4 (the curve sampled 2e-4 apart)."""
     s = np.linspace(0.0, path.length, max(2, int(path.length / 2e-4) + 1))
