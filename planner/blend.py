@@ -142,27 +142,33 @@ class BlendedPath:
         return np.where(at_start & ~self._is_arc[idx] & self._is_arc[prev], prev, idx)
 
     def __call__(self, s, order: int = 0) -> np.ndarray:
-        ss = np.atleast_1d(np.asarray(s, dtype=np.float64))
-        ss = np.clip(ss, 0.0, self.length)
-        out = np.empty((len(ss), self.dof))
+        out = self.derivatives(np.atleast_1d(np.asarray(s, dtype=np.float64)), (order,))[0]
+        return out if np.ndim(s) else out[0]
+
+    def derivatives(self, s: np.ndarray, orders=(0, 1, 2)) -> list[np.ndarray]:
+        """The curve's derivatives of the given orders (0: position, 1: unit tangent, 2: curvature
+        vector) at the arc lengths s (n,), each (n, dof); the pieces are looked up once for all."""
+        ss = np.clip(s, 0.0, self.length)
         if not self.pieces:
-            out[:] = self.waypoints[0] if order == 0 else 0.0
-            return out if np.ndim(s) else out[0]
+            return [np.broadcast_to(self.waypoints[0] if k == 0 else 0.0, (len(ss), self.dof)).copy() for k in orders]
         idx = self.piece_index(ss)
         arc = self._is_arc[idx][:, None]
         u = (ss - self._starts[idx])[:, None]
         base, d, x, r = self._base[idx], self._dir[idx], self._x[idx], self._r[idx][:, None]
         th = np.where(arc, u / r, 0.0)
         cs, sn = np.cos(th), np.sin(th)
-        if order == 0:
-            out = np.where(arc, base + r * (x * cs + d * sn), base + u * d)
-        elif order == 1:
-            out = np.where(arc, d * cs - x * sn, d)
-        else:
-            out = np.where(arc, -(x * cs + d * sn) / r, 0.0)
-        if order == 0 and self.lower is not None:
-            np.clip(out, self.lower, self.upper, out=out)
-        return out if np.ndim(s) else out[0]
+        out = []
+        for order in orders:
+            if order == 0:
+                q = np.where(arc, base + r * (x * cs + d * sn), base + u * d)
+                if self.lower is not None:
+                    np.clip(q, self.lower, self.upper, out=q)
+                out.append(q)
+            elif order == 1:
+                out.append(np.where(arc, d * cs - x * sn, d))
+            else:
+                out.append(np.where(arc, -(x * cs + d * sn) / r, 0.0))
+        return out
 
     def arcs(self) -> list[dict]:
         """The blended corners: index (waypoint), r, alpha, deviation, s0, s1, ..."""

@@ -465,7 +465,7 @@ class _ConstAccel:
         # and the left-side values at each interval's end: evaluated just inside it
         tau = np.concatenate([at, self.t[1:] * (1 - 1e-12)])
         s, sd, sdd = self._s(tau)
-        qd, qdd = self._rates(s, sd, sdd)
+        qd, qdd = self._rates(*self.path.derivatives(s, (1, 2)), sd, sdd)
         over = ((np.abs(qd) > v * (1 + LIMIT_SLACK)) | (np.abs(qdd) > a * (1 + LIMIT_SLACK))).any(axis=1)
         bad.append(s[over])
         tt = np.linspace(0.0, self.duration, max(4, int(np.ceil(self.duration * CHECK_RATE)) + 1))
@@ -481,11 +481,14 @@ class _ConstAccel:
         s = np.minimum(s, self.s[np.minimum(k + 1, len(self.s) - 1)])
         return s, np.maximum(self.sd[k] + sdd * u, 0.0), sdd
 
-    def _rates(self, s: np.ndarray, sd: np.ndarray, sdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Joint velocities and accelerations at path positions s with path speed sd and acceleration sdd."""
-        p1 = self.path(s, 1)
-        return p1 * sd[:, None], self.path(s, 2) * (sd * sd)[:, None] + p1 * sdd[:, None]
+    @staticmethod
+    def _rates(p1: np.ndarray, p2: np.ndarray, sd: np.ndarray, sdd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Joint velocities and accelerations from the curve's tangent p1 and curvature p2 at path
+        speed sd and acceleration sdd."""
+        return p1 * sd[:, None], p2 * (sd * sd)[:, None] + p1 * sdd[:, None]
 
     def __call__(self, tau: np.ndarray):
+        """Positions, velocities and accelerations at times tau (the curve looked up once)."""
         s, sd, sdd = self._s(tau)
-        return (self.path(s, 0), *self._rates(s, sd, sdd))
+        p0, p1, p2 = self.path.derivatives(s)
+        return (p0, *self._rates(p1, p2, sd, sdd))
