@@ -40,7 +40,8 @@ import numpy as np
 from simdplan._format import json_value
 from simdplan.path_check import DEFAULT_MIN_STEP, certified_edge
 from simdplan.planner.blend import BlendedPath, arc_is_free, sphere_speed
-from simdplan.validation import check_padding
+from simdplan.planner.settings import LINKS
+from simdplan.validation import as_number, check_padding
 
 # default acceleration limit = this times the velocity limit (1/s): a joint reaches its top speed
 # from rest in half a second. URDFs give no acceleration limits; pass your robot's where you know them.
@@ -228,18 +229,14 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     q = robot.check_joint_values(np.atleast_2d(np.asarray(path, dtype=np.float64)), "path")
     if q.shape[1] != dof or len(q) < 1:
         raise ValueError(f"path must be (k, {dof}) waypoints with k >= 1, got shape {q.shape}")
-    if link not in ("certified", "discrete"):
+    if link not in LINKS:
         raise ValueError(f'link must be "certified" or "discrete", got {link!r}')
     if method is None:
         method = "ruckig" if jerk_limits is not None else "toppra"
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    dev = float(max_deviation)
-    if not (np.isfinite(dev) and dev >= 0):
-        raise ValueError(f"max_deviation must be finite and >= 0 (rad or m of joint space), got {max_deviation!r}")
-    period = float(sample_period)
-    if not (np.isfinite(period) and period > 0):
-        raise ValueError(f"sample_period must be a positive number of seconds, got {sample_period!r}")
+    dev = as_number(max_deviation, "max_deviation", 0.0, allow_zero=True)
+    period = as_number(sample_period, "sample_period", 0.0)
     padding = check_padding(padding)
     robot_v = robot.velocity_limits
     v = _limits(velocity_limits, robot_v, dof, names, "velocity_limits", _scale(velocity_scale, "velocity_scale"))
