@@ -7,7 +7,7 @@
 Poses: the world pose of each robot's end link (panda_link7, ur5 tool0, iiwa lbr_iiwa_link_7) at
 random collision-free configurations (uniform in the limits, seed 0): every pose is reachable. Every
 solver gets the same poses; a solve succeeds when its configuration is inside the joint limits and
-its float64 forward kinematics (simdplan.robots.ik.link_pose64) reaches the pose within 1e-4 m and
+its float64 forward kinematics (link_pose64 below) reaches the pose within 1e-4 m and
 1e-3 rad. Ours must also be free of self-collision (the anchors are not asked to be).
 
 - simdplan: ``robot.ik(pose, link)``, one call per pose (single), and ``robot.ik_many`` (batch, per pose);
@@ -43,9 +43,53 @@ from simdplan.bench import robots as bench_robots
 from simdplan.robots import builtin_paths
 from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS
 from simdplan.robots import ik as ik_mod
+from simdplan.robots.program import KIND_FIXED, KIND_REVOLUTE
 
 ROBOTS = {"panda": ("panda_link0", "panda_link7"), "ur5": ("base_link", "tool0"), "iiwa": ("lbr_iiwa_link_0", "lbr_iiwa_link_7")}
 POS_TOL, ROT_TOL = 1e-4, 1e-3
+
+
+def body_frame64(program, q: np.ndarray, body: int) -> np.ndarray:
+    """(4, 4) float64 world frame of ``body`` of the kinematic program at ``q`` (independent of the
+    float32 kernels and of the core's own float64 check: T = T_parent origin Jz(scale q + offset))."""
+    chain = []
+    b = int(body)
+    while b >= 0:
+        chain.append(b)
+        b = int(program.body_parent[b])
+    T = np.eye(4)
+    o = np.eye(4)
+    for b in reversed(chain):
+        o[:3, :4] = np.asarray(program.body_origin[b], dtype=np.float64).reshape(3, 4)
+        T = T @ o
+        kind = int(program.body_kind[b])
+        if kind != KIND_FIXED:
+            v = float(program.body_scale[b]) * q[int(program.body_dof[b])] + float(program.body_offset[b])
+            if kind == KIND_REVOLUTE:
+                c, s = np.cos(v), np.sin(v)
+                T[:, :2] = T[:, :2] @ np.array([[c, -s], [s, c]])
+            else:
+                T[:, 3] += v * T[:, 2]
+    return T
+
+
+def link_pose64(program, q, link: str) -> np.ndarray:
+    """(4, 4) float64 world pose of ``link`` at ``q`` (float64 forward kinematics of the program)."""
+    i = program.link_names.index(link)
+    return body_frame64(program, np.asarray(q, dtype=np.float64), int(program.link_body[i])) @ program.link_in_body[i]
+
+
+def pose_errors(current: np.ndarray, goal: np.ndarray, mode: int, axis: int) -> tuple[float, float]:
+    """(position error m, angle error rad) of ``current`` against ``goal`` (4 x 4 each) under a mask."""
+    pos = float(np.linalg.norm(current[:3, 3] - goal[:3, 3]))
+    if mode == 1:
+        return pos, 0.0
+    if mode == 2:
+        a, g = current[:3, axis], goal[:3, axis]
+        return pos, float(np.arctan2(np.linalg.norm(np.cross(a, g)), a @ g))
+    R = goal[:3, :3] @ current[:3, :3].T
+    vee = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    return pos, float(np.arctan2(np.linalg.norm(vee), (np.trace(R) - 1.0) / 2.0))
 
 
 def urdf_of(name: str) -> str:
@@ -63,12 +107,12 @@ def poses_for(robot, link: str, n: int, seed: int = 0):
         q = rng.uniform(robot.lower, robot.upper, (max(64, n), robot.dof))
         qs.extend(q[robot.is_valid_many(q)])
     qs = np.array(qs[:n])
-    return qs, [ik_mod.link_pose64(robot._program, q, link) for q in qs]
+    return qs, [link_pose64(robot._program, q, link) for q in qs]
 
 
 def in_base(robot, name: str, goals):
     """The goals in the frame of the anchors' chain base link (our goals are world frames)."""
-    base = ik_mod.link_pose64(robot._program, 0.5 * (robot.lower + robot.upper), ROBOTS[name][0])
+    base = link_pose64(robot._program, 0.5 * (robot.lower + robot.upper), ROBOTS[name][0])
     inv = np.linalg.inv(base)
     return [inv @ g for g in goals]
 
@@ -87,7 +131,7 @@ def chain_elements(robot, base: str, tip: str) -> list[str]:
 def reached(robot, link: str, q, goal) -> bool:
     if q is None or not np.all(np.isfinite(q)) or np.any(q < robot.lower - 1e-9) or np.any(q > robot.upper + 1e-9):
         return False
-    pe, ae = ik_mod.pose_errors(ik_mod.link_pose64(robot._program, q, link), goal, 0, 2)
+    pe, ae = pose_errors(link_pose64(robot._program, q, link), goal, 0, 2)
     return pe <= POS_TOL and ae <= ROT_TOL
 
 
@@ -197,7 +241,7 @@ def compare_pose_goals(robot, link: str, problems, ik_solutions: int) -> dict:
     ik_ok = ik_total = 0
     joint, pose = [], []
     for env, start, q_goals in problems:
-        goals = [ik_mod.link_pose64(robot._program, g, link) for g in np.atleast_2d(q_goals)]
+        goals = [link_pose64(robot._program, g, link) for g in np.atleast_2d(q_goals)]
         for g in goals:
             ik_total += 1
             ik_ok += robot.ik(g, link, env).success

@@ -102,49 +102,6 @@ def default_link(robot, program) -> str:
     return link
 
 
-def body_frame64(program, q: np.ndarray, body: int) -> np.ndarray:
-    """(4, 4) float64 world frame of ``body`` of the kinematic program at ``q`` (the reference the
-    float32 kernels are checked against: T = T_parent origin Jz(scale q + offset), along its chain)."""
-    chain = []
-    b = int(body)
-    while b >= 0:
-        chain.append(b)
-        b = int(program.body_parent[b])
-    T = np.eye(4)
-    o = np.eye(4)
-    for b in reversed(chain):
-        o[:3, :4] = np.asarray(program.body_origin[b], dtype=np.float64).reshape(3, 4)
-        T = T @ o
-        kind = int(program.body_kind[b])
-        if kind != 0:
-            v = float(program.body_scale[b]) * q[int(program.body_dof[b])] + float(program.body_offset[b])
-            if kind == 1:
-                c, s = np.cos(v), np.sin(v)
-                T[:, :2] = T[:, :2] @ np.array([[c, -s], [s, c]])
-            else:
-                T[:, 3] += v * T[:, 2]
-    return T
-
-
-def link_pose64(program, q, link: str) -> np.ndarray:
-    """(4, 4) float64 world pose of ``link`` at ``q`` (float64 forward kinematics of the program)."""
-    i = program.link_names.index(link)
-    return body_frame64(program, np.asarray(q, dtype=np.float64), int(program.link_body[i])) @ program.link_in_body[i]
-
-
-def pose_errors(current: np.ndarray, goal: np.ndarray, mode: int, axis: int) -> tuple[float, float]:
-    """(position error m, angle error rad) of ``current`` against ``goal`` (4 x 4 each) under a mask."""
-    pos = float(np.linalg.norm(current[:3, 3] - goal[:3, 3]))
-    if mode == 1:
-        return pos, 0.0
-    if mode == 2:
-        a, g = current[:3, axis], goal[:3, axis]
-        return pos, float(np.arctan2(np.linalg.norm(np.cross(a, g)), a @ g))
-    R = goal[:3, :3] @ current[:3, :3].T
-    vee = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    return pos, float(np.arctan2(np.linalg.norm(vee), (np.trace(R) - 1.0) / 2.0))
-
-
 _LINK_FRAMES: dict = {}
 
 
