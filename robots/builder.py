@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdplan.robots.description import MOVABLE, JointDesc, LinkDesc, Mimic, RobotDescription, limits_error
+from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, Mimic, RobotDescription, limits_error,
+                                         velocity_error)
 from simdplan.transforms import check_pose_matrix, euler_xyz_to_matrix
 from simdplan.validation import sphere_array
 
@@ -95,8 +96,9 @@ class RobotBuilder:
             if type == "fixed":
                 raise ValueError(f"joint {name!r}: a fixed joint has no velocity limit")
             vel = float(velocity)
-            if not (np.isfinite(vel) and vel > 0):
-                raise ValueError(f"joint {name!r}: velocity must be finite and > 0, got {velocity!r}")
+            problem = velocity_error(name, vel)
+            if problem:
+                raise ValueError(problem)
         self._joints.append(JointDesc(name, type, parent, child, pose, ax, lo, hi, mim, vel))
         return self
 

@@ -35,6 +35,13 @@ def limits_error(joint: str, jtype: str, lower: float, upper: float) -> str | No
     return None
 
 
+def velocity_error(joint: str, velocity: float) -> str | None:
+    """Why ``velocity`` (rad/s or m/s) cannot be a joint's velocity limit, or None if it can."""
+    if not (np.isfinite(velocity) and velocity > 0):
+        return f"joint {joint!r}: velocity must be finite and > 0, got {velocity!r}"
+    return None
+
+
 @dataclasses.dataclass
 class Mimic:
     joint: str
@@ -209,8 +216,9 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
         velocity = None
         if j.type in MOVABLE and j.limit is not None and j.limit.velocity is not None:
             velocity = float(j.limit.velocity)
-            if not (np.isfinite(velocity) and velocity > 0):
-                raise _fail(path, f"joint {j.name!r} has velocity limit {velocity!r}: it must be finite and > 0")
+            problem = velocity_error(j.name, velocity)
+            if problem:
+                raise _fail(path, problem)
         mimic = None
         if j.mimic is not None:
             mimic = Mimic(j.mimic.joint, float(j.mimic.multiplier if j.mimic.multiplier is not None else 1.0),
