@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 from simdplan.transforms import quat_to_matrix
+from simdplan.validation import as_int, as_number
 
 MASKS = {None: (0, 2), "position": (1, 2), "free_x": (2, 0), "free_y": (2, 1), "free_z": (2, 2)}
 # iterations per restart at most, and restarts at most when no time limit is given: an unreachable
@@ -98,6 +99,8 @@ def default_link(robot, program) -> str:
     # the body starts at its moving joint: that joint's child link
     starts = [j.child for j in robot.description.joints if j.child in members and j.type != "fixed"]
     link = starts[0] if starts else min(members, key=p.link_names.index)
+    if len(_DEFAULT_LINKS) > 256:  # bounded, as the other caches here: it keeps its programs alive
+        _DEFAULT_LINKS.clear()
     _DEFAULT_LINKS[id(program)] = (program, link)
     return link
 
@@ -151,8 +154,6 @@ def request(robot, program, model, link, n_solutions, position_tolerance, orient
 
 def _checked_options(robot, program, link, n_solutions, position_tolerance, orientation_tolerance, mask, padding,
                      seeds, max_attempts) -> tuple[str, dict]:
-    from simdplan.validation import as_int, as_number  # noqa: PLC0415
-
     link = default_link(robot, program) if link is None else link
     body, tip = _link_frame(program, link)
     if mask not in MASKS:
@@ -180,12 +181,7 @@ def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: in
     targets = [parse_pose(p) for p in poses]
     link, req = request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance, mask,
                         padding, seeds, max_attempts)
-    if time_limit is None:
-        limit = 0.0
-    else:
-        from simdplan.validation import as_number  # noqa: PLC0415
-
-        limit = as_number(time_limit, "time_limit", 0.0, allow_zero=True)
+    limit = 0.0 if time_limit is None else as_number(time_limit, "time_limit", 0.0, allow_zero=True)
     # the core kept only solutions its double-arithmetic forward kinematics places within the
     # tolerances (and free of collision by the kernels is_valid uses)
     outs = model.ik(env_model, req, targets, int(seed) & (2**64 - 1), limit)
