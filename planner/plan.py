@@ -192,24 +192,23 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
     while simplifying (a certificate of that piece alone may need a finer ``min_step``;
     simdplan.check_path retries finer).
     """
-    if goal_pose is not None:
-        if goals is not None:
-            raise ValueError("give goals (configurations) or goal_pose (poses), not both")
-        check_types(robot, env)
-        n = as_int(ik_solutions, "ik_solutions", 1, 10_000)
-        if planner.startswith("ompl:"):  # planners outside the core: IK and planning called in turn
-            return plan_to_poses(plan, robot, env, start, pose_list(goal_pose), planner, goal_link, goal_mask, n,
-                                 settings)
-        return _plan_poses_in_core(robot, env, start, pose_list(goal_pose), planner, goal_link, goal_mask, n, settings)
-    if goals is None:
+    if goal_pose is not None and goals is not None:
+        raise ValueError("give goals (configurations) or goal_pose (poses), not both")
+    if goal_pose is None and goals is None:
         raise ValueError("plan needs goals (configurations) or goal_pose (a pose or a list of poses)")
     check_types(robot, env)
     s = validated_settings(planner, settings)
     warn_ignored(s, settings)
     check_settings_range(s, robot)
+    if goal_pose is not None:
+        n = as_int(ik_solutions, "ik_solutions", 1, 10_000)
+        if s.planner.startswith("ompl:"):  # planners outside the core: IK and planning called in turn
+            return plan_to_poses(plan, robot, env, start, pose_list(goal_pose), s, goal_link, goal_mask, n, settings)
     # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
     # once), nearest-point trees for certified Link
     model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
+    if goal_pose is not None:
+        return _plan_poses_in_core(robot, env, start, pose_list(goal_pose), s, model, goal_link, goal_mask, n)
     start, goals = problem_arrays(robot, start, goals)
     if s.planner.startswith("ompl:"):
         from simdplan.planner.ompl import plan_ompl, refusal as ompl_refusal
@@ -229,15 +228,12 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
     return with_clamp_note(to_result(out, s, robot, start, goals, env), note)
 
 
-def _plan_poses_in_core(robot, env, start, poses: list, planner: str, link, mask, ik_solutions: int,
-                        settings: dict) -> PlanResult:
-    """plan(goal_pose=...) for the core's planners: IK and planning in one core call, the rounds of
-    simdplan.planner.pose_goals (whose plan_to_poses is the reference it is tested against)."""
+def _plan_poses_in_core(robot, env, start, poses: list, s: PlannerSettings, model, link, mask,
+                        ik_solutions: int) -> PlanResult:
+    """plan(goal_pose=...) for the core's planners, with plan's validated settings and compiled
+    environment: IK and planning in one core call, the rounds of simdplan.planner.pose_goals (whose
+    plan_to_poses is the reference it is tested against)."""
     t0 = time.perf_counter_ns()
-    s = validated_settings(planner, settings)
-    warn_ignored(s, settings)
-    check_settings_range(s, robot)
-    model = robot.compiled_env(env, s.padding, distances=s.link == "certified")
     start, request, targets = pose_parts(robot, start, poses, s, link, mask, ik_solutions)
     core = to_core(s, robot)
     result = pose_result(lambda: _core.plan_poses(robot.core, model, s.planner, start, request, targets, IK_ROUNDS,

@@ -59,13 +59,11 @@ def pose_list(goal_pose) -> list:
                      "list of them")
 
 
-def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask, ik_solutions: int,
-                  settings: dict):
-    """``plan`` (simdplan.plan) to IK solutions of ``poses``; see the module docstring."""
+def plan_to_poses(plan, robot, env, start, poses: list, s, link, mask, ik_solutions: int, settings: dict):
+    """``plan`` (simdplan.plan) to IK solutions of ``poses`` with the caller's ``settings`` (a dict,
+    as plan takes them) and their validated PlannerSettings ``s``; see the module docstring."""
     t0 = time.perf_counter()
-    limit = float(settings.get("time_limit", 1.0))
-    seed = int(settings.get("seed", 0))
-    padding = float(settings.get("padding", 0.0))
+    limit, seed, padding, planner = s.time_limit, s.seed, s.padding, s.planner
     ik_ns, asked, plan_ns = 0, 0, 0
     result = None
     goals, owner = [], []
@@ -88,11 +86,12 @@ def plan_to_poses(plan, robot, env, start, poses: list, planner: str, link, mask
         left = None if limit <= 0 else max(limit - (time.perf_counter() - t0), 1e-3)
         opts = dict(settings, time_limit=0.0 if left is None else left)
         if round_ + 1 < IK_ROUNDS:
-            opts["max_iterations"] = min(int(settings.get("max_iterations", 10**12)), ROUND_ITERATIONS << (2 * round_))
-        result = plan(robot, env, start, np.array(goals), planner, **opts)
+            opts["max_iterations"] = min(s.max_iterations, ROUND_ITERATIONS << (2 * round_))
+        goal_rows = np.array(goals)
+        result = plan(robot, env, start, goal_rows, planner, **opts)
         plan_ns += int(result.stats.get("planning_time_ns", 0))
         result.stats["planning_time_ns"] = plan_ns  # every round's
-        result.stats["goal_configurations"] = np.array(goals)
+        result.stats["goal_configurations"] = goal_rows
         result.stats["goal_pose_index"] = owner[result.stats["goal_index"]] if result.success else -1
         if result.success or result.stats.get("unprovable") == "start":  # a refused start stays refused
             break

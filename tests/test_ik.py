@@ -270,7 +270,8 @@ def test_the_core_plans_to_poses_as_the_python_reference_does(isa, seed, planner
     poses = [urdf_link_pose(robot, q, link) for q in q_goals]
     opts = dict(seed=seed, time_limit=0, max_iterations=iterations)
     core = simdplan.plan(robot, env, start, goal_pose=poses, goal_link=link, planner=planner, **opts)
-    ref = pose_goals.plan_to_poses(simdplan.plan, robot, env, start, poses, planner, link, None, 1, opts)
+    s = PlannerSettings(planner=planner, **opts).validated()
+    ref = pose_goals.plan_to_poses(simdplan.plan, robot, env, start, poses, s, link, None, 1, opts)
     assert core.success == ref.success
     assert np.array_equal(core.stats["goal_configurations"], ref.stats["goal_configurations"])
     assert np.array_equal(core.path, ref.path)
