@@ -21,8 +21,8 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.planner.pose_goals import (DEFAULT_IK_SOLUTIONS, IK_ROUNDS, ROUND_ITERATIONS, no_ik_solution, plan_to_poses,
-                                         pose_list)
+from simdplan.planner.pose_goals import (DEFAULT_IK_SOLUTIONS, IK_ROUNDS, ROUND_ITERATIONS, no_ik_solution,
+                                         plan_to_poses, pose_list)
 from simdplan.planner.result import PlanContext, PlanResult
 from simdplan.planner.settings import PlannerSettings, check_range, to_core, warn_ignored
 from simdplan.robots.ik import parse_pose

@@ -211,11 +211,8 @@ def add_obstacle(r: Reader, env: Environment, spec, key: str, base_dir: str = ".
             if sources is not None:
                 sources[oid] = os.path.abspath(path)
             return oid
-        if "quat" in spec and "euler" in spec:
-            r.fail(key, "give the orientation as quat or as euler, not both")
+        quat, euler = _orientation(r, spec, key)
         pos = r.vector(spec["position"], 3, k("position"))
-        quat = r.vector(spec["quat"], 4, k("quat"), "numbers [x, y, z, w]") if "quat" in spec else None
-        euler = r.vector(spec["euler"], 3, k("euler"), "angles [rx, ry, rz] (radians)") if "euler" in spec else None
         if kind == "box":
             return env.add_box(pos, quat, r.vector(spec["half_extents"], 3, k("half_extents")), euler=euler, name=name)
         add = env.add_capsule if kind == "capsule" else env.add_cylinder
@@ -303,14 +300,22 @@ def _mesh_source(r: Reader, spec: dict, key: str, kind: str, base_dir: str):
     return ((vertices, faces) if kind == "mesh" else vertices), "vertices", None
 
 
+def _orientation(r: Reader, spec: dict, key: str) -> tuple:
+    """(quat, euler) of an entry that may give one of them (None where not given), each read as
+    numbers; an error names the key when both are given."""
+    if "quat" in spec and "euler" in spec:
+        r.fail(key, "give the orientation as quat or as euler, not both")
+    quat = r.vector(spec["quat"], 4, _join(key, "quat"), "numbers [x, y, z, w]") if "quat" in spec else None
+    euler = (r.vector(spec["euler"], 3, _join(key, "euler"), "angles [rx, ry, rz] (radians)") if "euler" in spec
+             else None)
+    return quat, euler
+
+
 def _add_mesh_obstacle(r: Reader, env: Environment, spec: dict, key: str, kind: str, name: str | None,
                        base_dir: str) -> int:
     k = lambda field: _join(key, field)  # noqa: E731
-    if "quat" in spec and "euler" in spec:
-        r.fail(key, "give the orientation as quat or as euler, not both")
+    quat, euler = _orientation(r, spec, key)
     pos = r.vector(spec["position"], 3, k("position")) if "position" in spec else None
-    quat = r.vector(spec["quat"], 4, k("quat"), "numbers [x, y, z, w]") if "quat" in spec else None
-    euler = r.vector(spec["euler"], 3, k("euler"), "angles [rx, ry, rz] (radians)") if "euler" in spec else None
     if pos is None and (quat is not None or euler is not None):
         pos = [0.0, 0.0, 0.0]  # an orientation about the mesh frame's origin
     scale = _scale(r, spec["scale"], k("scale")) if "scale" in spec else 1.0
@@ -368,9 +373,8 @@ def read_goal_pose(r: Reader, value, key: str) -> np.ndarray:
     """A goal pose entry {position, quat | euler} as a (4, 4) world matrix."""
     d = r.mapping(value, key)
     r.keys(d, key, ("position",), POSE_KEYS, what="goal pose key")
+    quat, euler = _orientation(r, d, key)
     pos = r.vector(d["position"], 3, _join(key, "position"))
-    quat = r.vector(d["quat"], 4, _join(key, "quat")) if "quat" in d else None
-    euler = r.vector(d["euler"], 3, _join(key, "euler")) if "euler" in d else None
     try:
         p, rot = resolve_pose(pos, quat, euler, "goal pose")
     except ValueError as exc:
