@@ -20,8 +20,6 @@ import os
 import statistics
 import sys
 
-import numpy as np
-
 from simdplan.bench import robots as bench_robots
 from simdplan.bench import vamp_baseline
 from simdplan.scenes import generate, mbm

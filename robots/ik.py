@@ -28,6 +28,9 @@ from simdplan.transforms import quat_to_matrix
 from simdplan.validation import as_int, as_number
 
 MASKS = {None: (0, 2), "position": (1, 2), "free_x": (2, 0), "free_y": (2, 1), "free_z": (2, 2)}
+MASK_NAMES = tuple(m for m in MASKS if m is not None)  # the masks a file or command line names
+# default tolerances: metres, and radians of the rotation left
+POSITION_TOLERANCE, ORIENTATION_TOLERANCE = 1e-4, 1e-3
 # iterations per restart at most, and restarts at most when no time limit is given: an unreachable
 # pose fails after this many (a few milliseconds, 64,000 lane iterations).
 # PERF: a restart that has not converged in 16 iterations seldom does later; cutting it then and
@@ -171,7 +174,8 @@ def _checked_options(robot, program, link, n_solutions, position_tolerance, orie
 
 
 def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: int = 1, seed: int = 0,
-          position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3, mask=None,
+          position_tolerance: float = POSITION_TOLERANCE, orientation_tolerance: float = ORIENTATION_TOLERANCE,
+          mask=None,
           time_limit: float | None = None, padding: float = 0.0, seeds=None,
           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[IKResult]:
     """Robot.ik's and Robot.ik_many's work, one core call for every pose of ``poses`` (the lanes

@@ -19,7 +19,8 @@ import numpy as np
 
 from simdplan import _core
 from simdplan.collision.environment import Environment
-from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS, request as ik_request, solve as solve_ik
+from simdplan.robots.ik import (DEFAULT_MAX_ATTEMPTS, ORIENTATION_TOLERANCE, POSITION_TOLERANCE, request as ik_request,
+                                solve as solve_ik)
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, RobotDescription, read_srdf, read_urdf,
                                          require_spheres)
 from simdplan.robots.kinematics import compile_program
@@ -387,7 +388,8 @@ class Robot:
         return out
 
     def ik(self, pose, link: str | None = None, env: Environment | None = None, *, n_solutions: int = 1,
-           seed: int = 0, position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3, mask=None,
+           seed: int = 0, position_tolerance: float = POSITION_TOLERANCE,
+           orientation_tolerance: float = ORIENTATION_TOLERANCE, mask=None,
            time_limit: float | None = None, padding: float = 0.0, seeds=None):
         """Joint configurations putting ``link`` at ``pose`` (world; a 4x4 matrix or (position,
         quaternion [x, y, z, w])): an IKResult (.solutions (k, dof), .success, .errors, .time_ns).
@@ -416,7 +418,7 @@ class Robot:
                         seed=seed, padding=padding, **kwargs)
 
     def ik_request(self, link: str | None = None, *, n_solutions: int = 1, mask=None, padding: float = 0.0,
-                   position_tolerance: float = 1e-4, orientation_tolerance: float = 1e-3):
+                   position_tolerance: float = POSITION_TOLERANCE, orientation_tolerance: float = ORIENTATION_TOLERANCE):
         """(link, the core's IK request) for ``ik``'s options: what simdplan.plan(goal_pose=...) hands
         the core, which solves and plans in one call. Checked as ``ik`` checks them."""
         if padding != 0.0:

@@ -17,14 +17,12 @@ from simdplan import robots as _robots
 from simdplan.collision.environment import Environment
 from simdplan.planner.settings import PlannerSettings
 from simdplan.robots import Robot
-from simdplan.robots.ik import MASKS as IK_MASKS
 from simdplan.transforms import resolve_pose
 
 TOP_KEYS = ("name", "description", "robot", "obstacles", "start", "goals", "goal", "planner", "timing", "goal_pose",
             "goal_poses", "goal_link", "goal_mask")
 # a goal pose: position (m) and orientation (quat [x, y, z, w] or euler xyz, rad) of the goal link
 POSE_KEYS = ("position", "quat", "euler")
-GOAL_MASKS = tuple(m for m in IK_MASKS if m is not None)  # Robot.ik's masks by name
 # the timing section: simdplan.time_parameterize's limits and options (per joint or one number)
 TIMING_LIMITS = ("velocity_limits", "acceleration_limits", "jerk_limits")
 TIMING_NUMBERS = ("velocity_scale", "acceleration_scale", "max_deviation")

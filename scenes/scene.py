@@ -68,9 +68,10 @@ import yaml
 from simdplan.collision.environment import Environment
 from simdplan.planner.settings import PlannerSettings
 from simdplan.robots import Robot
+from simdplan.robots.ik import MASK_NAMES
 from simdplan.scenes.files import EXTENSIONS, read_data
 from simdplan.scenes.reading import (OBSTACLE_TYPES, TOP_KEYS, Reader, SceneError, add_obstacle,  # noqa: F401
-                                     default_settings, describe, GOAL_MASKS, is_number, read_goal_pose, read_robot,
+                                     default_settings, describe, is_number, read_goal_pose, read_robot,
                                      read_settings, read_timing, settings_dict, suggest)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -280,8 +281,8 @@ def load(path: str | os.PathLike, *, robot: Robot | None = None, robots: dict | 
             r.fail("goal_link", f"unknown link {goal_link!r}{suggest(goal_link, robot.link_names)}")
     if "goal_mask" in data:
         goal_mask = r.string(data["goal_mask"], "goal_mask")
-        if goal_mask not in GOAL_MASKS:
-            r.fail("goal_mask", f"must be one of {', '.join(GOAL_MASKS)}, got {goal_mask!r}")
+        if goal_mask not in MASK_NAMES:
+            r.fail("goal_mask", f"must be one of {', '.join(MASK_NAMES)}, got {goal_mask!r}")
     if "goal_pose" in data:
         poses = [read_goal_pose(r, data["goal_pose"], "goal_pose")]
         goals = []

@@ -49,6 +49,7 @@ from simdplan.cli.output import UserError, err, one_line
 from simdplan.cli.plan import cmd_plan
 from simdplan.cli.spherize import cmd_spherize
 from simdplan.cli.view import cmd_view
+from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS, ORIENTATION_TOLERANCE, POSITION_TOLERANCE
 
 __all__ = ["main", "build_parser", "UserError"]
 
@@ -116,9 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "axis free)")
     k.add_argument("--solutions", type=int, default=1, metavar="N", help="distinct solutions wanted (default 1)")
     k.add_argument("--seed", type=int, default=0, help="random seed of the restarts (default 0)")
-    k.add_argument("--time-limit", type=float, metavar="S", help="seconds at most (default: 1000 restarts at most)")
-    k.add_argument("--position-tolerance", type=float, default=1e-4, metavar="M", help="metres (default 1e-4)")
-    k.add_argument("--orientation-tolerance", type=float, default=1e-3, metavar="RAD", help="radians (default 1e-3)")
+    k.add_argument("--time-limit", type=float, metavar="S",
+                   help=f"seconds at most (default: {DEFAULT_MAX_ATTEMPTS} restarts at most)")
+    k.add_argument("--position-tolerance", type=float, default=POSITION_TOLERANCE, metavar="M",
+                   help=f"metres (default {POSITION_TOLERANCE:g})")
+    k.add_argument("--orientation-tolerance", type=float, default=ORIENTATION_TOLERANCE, metavar="RAD",
+                   help=f"radians (default {ORIENTATION_TOLERANCE:g})")
     k.add_argument("--srdf", metavar="SRDF", help="with a URDF: its SRDF (disabled self-collision pairs)")
     k.add_argument("--json", action="store_true", help="print the result as one JSON object")
     k.set_defaults(func=cmd_ik)

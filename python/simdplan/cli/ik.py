@@ -7,16 +7,15 @@ them), a benchmark robot name (panda, ur5, iiwa, mobile_manipulator, dual_arm) o
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 
 from simdplan.cli.inputs import load_scene, resolve_scene, robot_from_arg
 from simdplan.cli.output import UserError, err, print_summary
-from simdplan.robots.ik import MASKS as IK_MASKS
+from simdplan.robots.ik import MASK_NAMES
 
 # --mask's words: "pose" for Robot.ik's mask None, then its masks by name
-MASKS = ("pose",) + tuple(m for m in IK_MASKS if m is not None)
+MASKS = ("pose",) + MASK_NAMES
 
 
 def _robot_and_env(arg: str, srdf: str | None):
