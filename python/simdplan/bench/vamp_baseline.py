@@ -124,15 +124,15 @@ class VampBaseline:
         start (dof,), goals (m, dof) and the returned path are in ``joint_names`` order (default:
         VAMP's own); they are reordered for VAMP, whose robots may list joints in another order.
         The Halton sampler restarts for every problem (as VAMP's own scripts run it), then ``skip``
-        samples are drawn and dropped (benchmarks/vamp_sequence.py: other stretches of the sequence)."""
+        samples are skipped (benchmarks/vamp_sequence.py: other stretches of the sequence)."""
         order = self._order(joint_names)
         start = np.asarray(start, dtype=np.float64)
         goals = np.atleast_2d(np.asarray(goals, dtype=np.float64))
         if order is not None:
             start, goals = start[order], goals[:, order]
         self.sampler.reset()
-        for _ in range(skip):
-            self.sampler.next()
+        if skip:
+            self.sampler.skip(skip)
         result = self.planner(start.tolist(), [g.tolist() for g in goals], vamp_env, self.plan_settings, self.sampler)
         rec = {"solved": bool(result.solved), "planning_time_us": result.nanoseconds / 1e3,
                "iterations": int(result.iterations), "simplify_time_us": 0.0}
