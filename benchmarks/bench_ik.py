@@ -263,17 +263,10 @@ def compare_pose_goals(robot, link: str, problems, ik_solutions: int) -> dict:
 
 
 def mbm_problems(limit: int | None):
-    """The MotionBenchMaker panda problems (the first ``limit`` of each class), as (robot, problems)."""
-    from simdplan.scenes import mbm
+    """The valid MotionBenchMaker panda problems (the first ``limit`` of each class), as (robot, problems)."""
+    from simdplan.bench.mbm import load_problems
 
-    scenes = [s for s in mbm.load(mode="reference") if s.valid is not False]
-    if limit:
-        seen, keep = {}, []
-        for s in scenes:
-            if seen.get(s.problem, 0) < limit:
-                seen[s.problem] = seen.get(s.problem, 0) + 1
-                keep.append(s)
-        scenes = keep
+    scenes = load_problems(None, None, "reference", None, limit, valid_only=True)
     return scenes[0].robot, [(s.env, s.start, s.goals) for s in scenes]
 
 

@@ -22,15 +22,13 @@ import sys
 
 from simdplan.bench import robots as bench_robots
 from simdplan.bench import vamp_baseline
-from simdplan.scenes import generate, mbm
+from simdplan.bench.mbm import load_problems
+from simdplan.scenes import generate
 
 
 def problem_sets() -> dict:
-    seen, panda = {}, []
-    for s in mbm.load(mode="reference"):
-        if s.valid is not False and seen.get(s.problem, 0) < 30:
-            seen[s.problem] = seen.get(s.problem, 0) + 1
-            panda.append((s.robot, s.env, s.start, s.goals))
+    scenes = load_problems(None, None, "reference", None, 30, valid_only=True)
+    panda = [(s.robot, s.env, s.start, s.goals) for s in scenes]
     ur5 = bench_robots.load("ur5")
     generated = [(ur5, p.env, p.start, p.goals) for f in ("table", "shelf", "cage", "box") for p in generate(ur5, f, 10, seed=0)]
     return {"mbm_panda": ("panda", panda), "generated_ur5": ("ur5", generated)}

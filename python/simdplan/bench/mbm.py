@@ -34,13 +34,16 @@ BENCH_COLUMNS = [
 
 # ----------------------------------------------------------------------------- problems
 def load_problems(robot, problems_file: str | None, mode: str, classes: list[str] | None,
-                  limit: int | None) -> list:
+                  limit: int | None, valid_only: bool = False) -> list:
     """The MotionBenchMaker problems of ``classes`` (None: all) for ``robot`` in ``mode``
     ("reference" or "exact"); with ``limit``, the first that many of each class in file order (a
-    class with fewer keeps them all). Raises OSError / ValueError from simdplan.scenes.mbm.load."""
+    class with fewer keeps them all); ``valid_only``: problems the file flags invalid are dropped
+    first. Raises OSError / ValueError from simdplan.scenes.mbm.load."""
     from simdplan.scenes import mbm
 
     loaded = mbm.load(json_path=problems_file, robot=robot, mode=mode, classes=classes)
+    if valid_only:
+        loaded = [sc for sc in loaded if sc.valid is not False]
     if limit:
         taken: dict = {}
         kept = []
