@@ -257,9 +257,9 @@ def read_data(path: str, what: str = "scene file"):
         raise SceneError(path, "", f"the file has {size:,} bytes, more than the {limit // 10**6} MB ({limit:,} bytes) "
                                    f"a {kind} {what} may have; {_BULK_HINT}{other}")
     try:
-        # a byte-order mark, as some editors write, is not content; nor are more of them (libyaml and
+        # byte-order marks at the start, as some editors write one, are not content (libyaml and
         # PyYAML kept different numbers of a run of them as text)
-        text = raw.decode("utf-8-sig").lstrip("\ufeff")
+        text = raw.decode("utf-8").lstrip("\ufeff")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise SceneError(path, "", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line} "

@@ -127,9 +127,8 @@ class Scene:
     def __post_init__(self) -> None:
         self.start = np.array(self.start, dtype=np.float64)
         dof = self.robot.dof
-        goals = np.zeros((0, dof)) if self.goals is None and self.goal_poses else np.array(self.goals, dtype=np.float64)
-        if self.goal_poses and goals.size == 0:
-            goals = np.zeros((0, dof))
+        no_goals = self.goals is None or np.size(self.goals) == 0
+        goals = np.zeros((0, dof)) if self.goal_poses and no_goals else np.array(self.goals, dtype=np.float64)
         self.goals = goals.reshape(1, -1) if goals.ndim == 1 else goals
         if self.start.shape != (dof,):
             raise ValueError(f"start must have shape ({dof},), got {self.start.shape}")
