@@ -85,6 +85,7 @@ class Trajectory:
     def __init__(self, joint_names, sections, stats: dict, sample_period: float = DEFAULT_SAMPLE_PERIOD):
         self.joint_names = list(joint_names)
         self._sections = sections  # list of (t0, duration, evaluate(tau) -> (q, qd, qdd))
+        self._starts = np.array([t0 for t0, _, _ in sections])
         self.duration = float(sum(d for _, d, _ in sections))
         self.stats = stats
         self.stats["duration"] = self.duration
@@ -100,8 +101,7 @@ class Trajectory:
         tt = np.clip(np.atleast_1d(np.asarray(times, dtype=np.float64)), 0.0, self.duration)
         dof = len(self.joint_names)
         q, qd, qdd = np.empty((len(tt), dof)), np.empty((len(tt), dof)), np.empty((len(tt), dof))
-        starts = np.array([t0 for t0, _, _ in self._sections])
-        which = np.clip(np.searchsorted(starts, tt, side="right") - 1, 0, len(self._sections) - 1)
+        which = np.clip(np.searchsorted(self._starts, tt, side="right") - 1, 0, len(self._sections) - 1)
         for k in np.unique(which):
             m = which == k
             t0, d, evaluate = self._sections[k]

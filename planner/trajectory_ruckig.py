@@ -17,18 +17,19 @@ def rest_to_rest_sections(q: np.ndarray, v: np.ndarray, a: np.ndarray, j: np.nda
     except ImportError as exc:
         raise ImportError('jerk-limited trajectories need ruckig: pip install "simdplan[timing]"') from exc
     dof = q.shape[1]
+    # the limits, rest at both ends and phase synchronization are every edge's; only the ends change
+    solver, inp = ruckig.Ruckig(dof), ruckig.InputParameter(dof)
+    inp.current_velocity = inp.current_acceleration = [0.0] * dof
+    inp.target_velocity = inp.target_acceleration = [0.0] * dof
+    inp.max_velocity, inp.max_acceleration, inp.max_jerk = v.tolist(), a.tolist(), j.tolist()
+    inp.synchronization = ruckig.Synchronization.Phase
     sections, t0 = [], 0.0
     for e in range(len(q) - 1):
         if np.array_equal(q[e], q[e + 1]):
             continue
-        inp = ruckig.InputParameter(dof)
         inp.current_position, inp.target_position = q[e].tolist(), q[e + 1].tolist()
-        inp.current_velocity = inp.current_acceleration = [0.0] * dof
-        inp.target_velocity = inp.target_acceleration = [0.0] * dof
-        inp.max_velocity, inp.max_acceleration, inp.max_jerk = v.tolist(), a.tolist(), j.tolist()
-        inp.synchronization = ruckig.Synchronization.Phase
         traj = ruckig.Trajectory(dof)
-        result = ruckig.Ruckig(dof).calculate(inp, traj)
+        result = solver.calculate(inp, traj)
         if result not in (ruckig.Result.Working, ruckig.Result.Finished):
             raise RuntimeError(f"Ruckig could not time edge {e}: {result}")
         sections.append((t0, float(traj.duration), _RuckigMove(traj, q[e], q[e + 1])))
