@@ -83,7 +83,8 @@ class BlendedPath:
             half = 0.5 * alpha
             ell = min(0.5 * length[i - 1], 0.5 * length[i], dev * np.sin(half) / (1.0 - np.cos(half)))
             r = ell / np.tan(half)
-            if r / np.cos(half) - r < MIN_DEVIATION:  # a short edge left the arc less than the least blend
+            deviation = r / np.cos(half) - r
+            if deviation < MIN_DEVIATION:  # a short edge left the arc less than the least blend
                 self.corners.append({"kind": "stop", "index": i})
                 continue
             bis = y1 - y0
@@ -91,7 +92,7 @@ class BlendedPath:
             start = q[i] - ell * y0
             x = (start - centre) / r
             self.corners.append({"kind": "arc", "index": i, "ell": ell, "r": r, "centre": centre, "x": x, "y": y0,
-                                 "alpha": alpha, "deviation": r / np.cos(half) - r})
+                                 "alpha": alpha, "deviation": deviation})
         # pieces in order, (kind, arc length where it starts, its length, what it is): ("line", s0, len,
         # (start point, unit direction)) and ("arc", s0, len, corner dict)
         pieces, stops = [], [0.0]
