@@ -294,11 +294,7 @@ class PyBulletViewer:
 
     def render_timed(self, times, path, fps: float, camera: Camera | None = None) -> list[np.ndarray]:
         """Frames of a timed motion every 1 / fps seconds (a GIF at fps plays it in real time)."""
-        out = []
-        for q in self.timed_frames(times, path, fps):
-            self.show(q)
-            out.append(self._frame(camera))
-        return out
+        return self._render_configs(self.timed_frames(times, path, fps), camera)
 
     def render(self, path=None, camera: Camera | None = None, frames: int = 40):
         """Off-screen rendering. ``path`` None: one frame of the robot where it is; (dof,): one frame
@@ -323,8 +319,12 @@ class PyBulletViewer:
 
     def render_path(self, path, camera: Camera | None = None, frames: int = 40) -> list[np.ndarray]:
         """Frames along a (k, dof) path, at most ``frames`` of them, evenly spread."""
+        return self._render_configs(self._frames(path, 50.0, frames), camera)
+
+    def _render_configs(self, configs, camera: Camera | None) -> list[np.ndarray]:
+        """One rendered frame per configuration of ``configs``."""
         out = []
-        for q in self._frames(path, 50.0, frames):
+        for q in configs:
             self.show(q)
             out.append(self._frame(camera))
         return out
