@@ -28,9 +28,7 @@ def _timed(args, result, scene):
     opts = {**getattr(scene, "timing", {}), **{k: v for k, v in flags.items() if v is not None}}
     try:
         return result.trajectory(**opts)
-    except ImportError as exc:
-        raise UserError(f"--timed: {exc}") from exc
-    except ValueError as exc:
+    except (ImportError, ValueError) as exc:
         raise UserError(f"--timed: {exc}") from exc
 
 
