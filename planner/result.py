@@ -10,6 +10,7 @@ import os
 import numpy as np
 
 from simdplan._format import json_value
+from simdplan.planner.trajectory import time_parameterize
 
 
 def path_length(path: np.ndarray) -> float:
@@ -67,8 +68,6 @@ class PlanResult:
         """A timed motion through ``path`` (simdplan.time_parameterize, whose arguments it takes),
         checked as executed against the robot and environment of the plan with the plan's Link,
         padding and resolution. Kept in ``timed`` (and written by ``save``)."""
-        from simdplan.planner.trajectory import time_parameterize  # noqa: PLC0415 (imports toppra when called)
-
         if not self.success:
             raise ValueError(f"no path to time: the plan failed ({self.message or 'no solution'})")
         if self.context is None:
