@@ -29,7 +29,6 @@ dual-arm robot's pose goal places one arm's end and leaves the other arm free.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -40,6 +39,7 @@ import numpy as np
 
 import simdplan
 from simdplan.bench import robots as bench_robots
+from simdplan.bench.records import write_raw
 from simdplan.robots import builtin_paths
 from simdplan.planner.pose_goals import DEFAULT_IK_SOLUTIONS
 from simdplan.robots import ik as ik_mod
@@ -337,9 +337,7 @@ def main() -> int:
     print(f"success: inside the limits and within {POS_TOL} m / {ROT_TOL} rad by float64 FK (ours also free of "
           f"self-collision); batch us/pose: ik_many's wall time / poses (compare with the mean); ours / it: our "
           f"median single-solve time over the solver's; {simdplan.info()['isa']}.")
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(out, f)
+    write_raw(args.json, out)
     print(f"raw numbers: {args.json}")
     return 0
 

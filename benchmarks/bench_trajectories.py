@@ -27,7 +27,6 @@ Per set it reports:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -38,6 +37,7 @@ import numpy as np
 
 import simdplan
 from simdplan.bench import robots as bench_robots
+from simdplan.bench.records import write_raw
 from simdplan.planner import trajectory as traj
 from simdplan.planner.blend import BlendedPath
 from simdplan.scenes import generate, mbm
@@ -173,9 +173,7 @@ def main() -> int:
           f"resolution) apart collides; /TOPP-RA: duration over TOPP-RA's (automatic grid) on the same curve; cut / "
           f"stop: corners blended less / stopped at to stay collision-free; cut cost: median duration ratio of those "
           f"paths to the same path fully blended (unchecked). {time.time() - t0:.0f} s; {simdplan.info()['isa']}.")
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(out, f, default=float)
+    write_raw(args.json, out)
     print(f"raw numbers: {args.json}")
     return 0
 

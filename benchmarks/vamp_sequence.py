@@ -15,12 +15,12 @@ Needs VAMP (benchmarks/vamp_offline).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 
 from simdplan.bench import robots as bench_robots
+from simdplan.bench.records import write_raw
 from simdplan.bench import vamp_baseline
 from simdplan.bench.mbm import load_problems
 from simdplan.scenes import generate
@@ -62,9 +62,7 @@ def main() -> int:
             out[f"{name}/{k}"] = row
             print(f"{name:14s} {k:6d} {row['solved']:4d}/{len(problems):<3d} {row['median_us']:15.1f} {row['mean_us']:13.1f} "
                   f"{row['iters_median']:13.0f} {row['iters_mean']:11.0f}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-    with open(args.json, "w") as f:
-        json.dump(out, f, default=float)
+    write_raw(args.json, out)
     print(f"skip 0 is the sequence VAMP plans every problem with in simdplan's side-by-side runs; raw numbers: {args.json}")
     return 0
 

@@ -9,6 +9,7 @@ simdplan's and VAMP's paths are re-checked the same way, against the obstacles b
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import platform
 import time
@@ -46,6 +47,13 @@ def machine_info() -> dict:
         "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "simdplan": simdplan.info(),
     }
+
+
+def write_raw(path: str, doc: dict) -> None:
+    """A benchmark script's raw numbers as JSON at ``path`` (its folder made; NumPy numbers as floats)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, default=float)
 
 
 def one_line(text) -> str:
