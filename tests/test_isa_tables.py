@@ -1,4 +1,4 @@
-"""ISA dispatch: every kernel family (collision kernels, CAPT, nearest point, BVH, GJK) follows the
+"""ISA dispatch: every kernel family (collision kernels, CAPT, nearest point, BVH, GJK, joint-space neighbours) follows the
 ISA that set_isa names."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_set_isa_switches_every_kernel_family():
         for isa in simdplan.available_isas():
             simdplan.set_isa(isa)
             tables = _core.active_tables()
-            assert set(tables) == {"kernels", "capt", "nearest", "bvh", "gjk"}
+            assert set(tables) == {"kernels", "capt", "nearest", "bvh", "gjk", "neighbors"}
             assert all(name == isa for name in tables.values()), tables
     finally:
         simdplan.set_isa(before)

@@ -56,6 +56,33 @@ def test_random_sizes_and_dimensions(n, dof, seed):
     check(pts, np.round(rng.uniform(-2.5, 2.5, (50, dof)), 2), 32)
 
 
+def float32_d2(points, queries):
+    """Squared distances as the kernels sum them: float32, joint by joint in order, a multiply then an add."""
+    P, Q = points.astype(np.float32), queries.astype(np.float32)
+    d = np.zeros((len(Q), len(P)), np.float32)
+    for j in range(P.shape[1]):
+        e = P[None, :, j] - Q[:, None, j]
+        d = d + e * e
+    return d
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 700), dof=st.integers(1, 16), index_from=st.sampled_from([1, 16, 40, 2**40]),
+       seed=st.integers(0, 2**31))
+def test_bit_exact_against_float32_reference(isa, n, dof, index_from, seed):
+    """Every kernel (brute sweep, k-d tree leaves, the tail after a rebuild), on every ISA, returns the
+    float32 minimum bit for bit; brute force alone returns its first row too (as a strict < scan would)."""
+    rng = np.random.default_rng(seed)
+    pts = np.round(rng.uniform(-2, 2, (n, dof)), 1)  # coarse: many exact ties
+    queries = np.round(rng.uniform(-2.5, 2.5, (60, dof)), 1)
+    idx, d2, _, _, _ = _core.nearest_neighbors(pts, queries, index_from)
+    ref = float32_d2(pts, queries)
+    np.testing.assert_array_equal(d2, ref.min(axis=1))
+    np.testing.assert_array_equal(ref[np.arange(len(queries)), idx], d2)
+    if index_from == 2**40:
+        np.testing.assert_array_equal(idx, ref.argmin(axis=1))
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="same dof"):
         _core.nearest_neighbors(np.zeros((3, 7)), np.zeros((2, 6)), 1)

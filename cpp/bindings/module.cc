@@ -8,6 +8,7 @@
 #include "simdplan/capt/capt_kernels.hh"
 #include "simdplan/capt/nearest_kernels.hh"
 #include "simdplan/gjk/gjk_kernels.hh"
+#include "simdplan/planner/neighbor_kernels.hh"
 
 namespace nb = nanobind;
 
@@ -37,6 +38,7 @@ NB_MODULE(_core, m) {
         out["nearest"] = simdplan::nearest_kernels_active().name;
         out["bvh"] = simdplan::bvh_kernels_active().name;
         out["gjk"] = simdplan::gjk_kernels_active().name;
+        out["neighbors"] = simdplan::neighbor_kernels_active().name;
         return out;
       },
       "The ISA build each kernel family runs now, {family: ISA name} (set_isa switches them all)");

@@ -5,8 +5,12 @@
 #include <stdexcept>
 
 #include "dispatch.hh"
+#include "simdplan/planner/neighbor_kernels.hh"
 
 namespace simdplan {
+
+const NeighborKernels& neighbor_kernels_active() { return active_table<NeighborKernels>(); }
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -18,14 +18,9 @@
 #include <utility>
 #include <vector>
 
-namespace simdplan::planner {
+#include "simdplan/planner/neighbor_kernels.hh"
 
-// The brute-force part of NearestNeighbors::nearest: points from..n-1 of coordinate columns
-// cols[0..dof-1] (each padded with +inf to a multiple of 16 rows), updating (best, bd) when one is
-// strictly closer (squared distance) than bd; the first such row on ties. Sums run over the joints in
-// order with a separate multiply and add, so every build gives the same bits (nearest_sweep.cc).
-void nearest_sweep(const float* const* cols, size_t n, int32_t dof, const float* q, size_t from, int32_t& best,
-                   float& bd);
+namespace simdplan::planner {
 
 class NearestNeighbors {
  public:
@@ -39,10 +34,16 @@ class NearestNeighbors {
   // in a cluttered scene inserts far less often than it queries (cage plans: about 0.1 insertions
   // per query), where the tree still wins from 256. Kept at 256; MotionBenchMaker's panda trees
   // stay under 130 nodes, so this does not affect those plans.
+  // Since the 16-lane kernels (AMD EPYC Zen 4, AVX-512): brute 43 / 116 / 407 ns at 64 / 256 / 1024
+  // points, tree query 88 / 172 ns at 256 / 1024. Planning generated problems of five robots
+  // (3 seeds, 40 problems each), against 256: 128 raised the mean 3-8%, 512 was within noise.
   static constexpr int32_t kIndexFrom = 256;
 
+  static constexpr size_t kBlock = 16;  // coordinate arrays are padded to whole blocks
+
+  // The kernels are those of the ISA active at construction, for the structure's whole life.
   explicit NearestNeighbors(int32_t dof, int32_t index_from = kIndexFrom)
-      : dof_(dof), index_from_(index_from), coords_(dof) {}
+      : k_(&neighbor_kernels_active()), dof_(dof), index_from_(index_from), coords_(dof) {}
 
   int32_t size() const { return static_cast<int32_t>(n_); }
   int32_t dof() const { return dof_; }
@@ -72,7 +73,8 @@ class NearestNeighbors {
   std::pair<int32_t, float> nearest(const float* q) const {
     int32_t best = -1;
     float bd = std::numeric_limits<float>::infinity();
-    if (indexed_ > 0) search(0, q, best, bd);
+    if (indexed_ > 0)
+      k_->tree_search(nodes_.data(), leaf_columns_.data(), leaf_point_.data(), dof_, q, best, bd);
     sweep(q, indexed_, best, bd);
     return {best, bd};
   }
@@ -94,14 +96,7 @@ class NearestNeighbors {
   }
 
  private:
-  struct Node {
-    int32_t axis;    // -1: leaf
-    float split;     // points with coordinate < split are left
-    int32_t left, right;
-    int32_t begin, end;  // leaf: range in perm_
-  };
-  static constexpr int32_t kLeaf = 16;
-  static constexpr size_t kBlock = 16;  // coordinate arrays are padded to whole blocks
+  static constexpr int32_t kLeaf = 16;  // at most one block of points per leaf (unless all are equal)
 
   // every point's squared distance to q, into d2_
   void distances(const float* q) const {
@@ -120,25 +115,47 @@ class NearestNeighbors {
   // PERF: blocks of kBlock points with their distances in registers, and the first-minimum scan
   // only for a block that beats the best so far, instead of writing every distance to d2_ and
   // scanning them all: 12.6M -> 9.5M instructions in the nearest-neighbour code of 20 cage plans
-  // (callgrind, AVX2), with the same plans. The sweep itself is compiled for AVX2 and for the
-  // baseline (nearest_sweep.cc), chosen at load time.
+  // (callgrind, AVX2), with the same plans. The sweep is one of the NeighborKernels, per ISA.
   void sweep(const float* q, size_t from, int32_t& best, float& bd) const {
-    nearest_sweep(columns_.data(), n_, dof_, q, from, best, bd);
+    k_->sweep(columns_.data(), n_, dof_, q, from, best, bd);
   }
 
   float coord(int32_t i, int32_t j) const { return coords_[j][i]; }
 
+  // indexes every point: the tree over perm_, then each leaf's points copied in leaf order
   void rebuild() {
     indexed_ = n_;
     perm_.resize(n_);
     std::iota(perm_.begin(), perm_.end(), 0);
     nodes_.clear();
     build(0, static_cast<int32_t>(n_));
+    size_t rows = 0;
+    for (const KdNode& nd : nodes_)
+      if (nd.axis < 0) rows += (size_t(nd.count) + kBlock - 1) / kBlock * kBlock;
+    leaf_coords_.resize(size_t(dof_));
+    leaf_columns_.clear();
+    for (auto& c : leaf_coords_) {
+      c.assign(rows, std::numeric_limits<float>::infinity());
+      leaf_columns_.push_back(c.data());
+    }
+    leaf_point_.assign(rows, -1);
+    size_t row = 0;
+    for (KdNode& nd : nodes_) {
+      if (nd.axis >= 0) continue;
+      for (int32_t k = 0; k < nd.count; ++k) {
+        const int32_t i = perm_[size_t(nd.begin + k)];
+        for (int32_t j = 0; j < dof_; ++j) leaf_coords_[j][row + k] = coords_[j][i];
+        leaf_point_[row + k] = i;
+      }
+      nd.begin = static_cast<int32_t>(row);  // from here on: the leaf's rows, not its range of perm_
+      row += (size_t(nd.count) + kBlock - 1) / kBlock * kBlock;
+    }
   }
 
+  // a node over perm_[begin, end), split at the median of its widest coordinate
   int32_t build(int32_t begin, int32_t end) {
     const int32_t id = static_cast<int32_t>(nodes_.size());
-    nodes_.push_back({-1, 0.0f, -1, -1, begin, end});
+    nodes_.push_back({-1, 0.0f, -1, -1, begin, end - begin});
     if (end - begin <= kLeaf) return id;
     int32_t axis = 0;
     float widest = -1.0f;
@@ -158,38 +175,22 @@ class NearestNeighbors {
     const float split = coord(perm_[mid], axis);
     const int32_t left = build(begin, mid);
     const int32_t right = build(mid, end);
-    nodes_[id] = {axis, split, left, right, begin, end};
+    nodes_[id] = {axis, split, left, right, begin, end - begin};
     return id;
   }
 
-  void search(int32_t id, const float* q, int32_t& best, float& bd) const {
-    const Node& nd = nodes_[id];
-    if (nd.axis < 0) {
-      for (int32_t k = nd.begin; k < nd.end; ++k) {
-        const int32_t i = perm_[k];
-        float d = 0.0f;
-        for (int32_t j = 0; j < dof_; ++j) {
-          const float e = coords_[j][i] - q[j];
-          d += e * e;
-        }
-        if (d < bd) bd = d, best = i;
-      }
-      return;
-    }
-    const float diff = q[nd.axis] - nd.split;
-    const int32_t near = diff < 0 ? nd.left : nd.right, far = diff < 0 ? nd.right : nd.left;
-    search(near, q, best, bd);
-    if (diff * diff < bd) search(far, q, best, bd);
-  }
-
+  const NeighborKernels* k_;
   int32_t dof_;
   int32_t index_from_;
   size_t n_ = 0, indexed_ = 0;
   std::vector<std::vector<float>> coords_;
-  std::vector<const float*> columns_;  // coords_[j].data(), for nearest_sweep
+  std::vector<const float*> columns_;  // coords_[j].data(), for the sweep
   mutable std::vector<float> d2_;
   std::vector<int32_t> perm_;
-  std::vector<Node> nodes_;
+  std::vector<KdNode> nodes_;
+  std::vector<std::vector<float>> leaf_coords_;  // the indexed points in leaf order (rebuild)
+  std::vector<const float*> leaf_columns_;       // leaf_coords_[j].data(), for the tree search
+  std::vector<int32_t> leaf_point_;              // the point of each leaf row (-1: padding)
 };
 
 }  // namespace simdplan::planner
