@@ -362,3 +362,22 @@ def test_bench_robots_user_errors():
     assert_user_error(run("bench", "robots", "--robots", "r2d2"), contains=("r2d2", "mobile_manipulator"))
     assert_user_error(run("bench", "robots", "--families", "kitchen"), contains=("kitchen", "shelf"))
     assert_user_error(run("bench", "robots", "--problems", "0"), contains=("--problems",))
+
+
+def test_bench_robots_both_solved_pairs_problems():
+    """Figures over the problems both planners solved: a problem only one solves (a long one here) is left
+    out of both sides, where each planner's own mean would count it for that planner alone."""
+    from simdplan.bench.multi_robot import both_solved
+
+    def rec(t, ok=True):
+        return {"planning_time_us": t, "solved": ok}
+
+    ours = [rec(10.0), rec(30.0), rec(5000.0), rec(1.0, ok=False)]
+    theirs = [rec(20.0), rec(40.0), rec(9e9, ok=False), rec(2.0)]
+    b = both_solved(ours, theirs)
+    assert b["n"] == 2
+    assert b["ours_mean"] == 20.0 and b["theirs_mean"] == 30.0 and b["ratio_mean"] == 20.0 / 30.0
+    assert b["ours_median"] == 20.0 and b["theirs_median"] == 30.0
+    assert both_solved([rec(1.0, ok=False)], [rec(1.0)]) == {"n": 0}
+    with pytest.raises(ValueError):
+        both_solved([rec(1.0)], [])

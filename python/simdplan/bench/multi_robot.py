@@ -110,6 +110,21 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
     return out
 
 
+def both_solved(ours: list[dict], theirs: list[dict]) -> dict:
+    """Planning times over the problems both planners solved (records pair up by problem, in order).
+    Where one planner solves a problem the other cannot, each one's own mean covers different
+    problems (a hard problem only one solves weighs on that one's mean alone); these do not."""
+    pairs = [(a["planning_time_us"], b["planning_time_us"]) for a, b in zip(ours, theirs, strict=True)
+             if a["solved"] and b["solved"]]
+    out = {"n": len(pairs)}
+    if pairs:
+        a, b = np.array(pairs).T
+        out.update(ours_median=float(np.median(a)), ours_mean=float(a.mean()), theirs_median=float(np.median(b)),
+                   theirs_mean=float(b.mean()), ratio_median=float(np.median(a) / np.median(b)),
+                   ratio_mean=float(a.mean() / b.mean()))
+    return out
+
+
 def summary(run_: RobotRun) -> dict:
     """The per-robot figures of the table (times in microseconds, nanoseconds per configuration)."""
     s = summarize(run_.records)
@@ -123,6 +138,7 @@ def summary(run_: RobotRun) -> dict:
         for key in ("planning_us_median", "planning_us_mean", "total_us_median"):
             if s[key] and b[key]:
                 s[f"ratio_{key}"] = s[key] / b[key]
+        s["both_solved"] = both_solved(run_.records, run_.baseline_records)
     else:
         s["baseline"] = None
         s["baseline_why"] = run_.baseline_why
@@ -163,9 +179,12 @@ def report(summaries: list[dict], families: list[str], per_family: int, seed: in
         if s["baseline"] is None:
             continue
         b = s["baseline"]
+        both = s["both_solved"]
+        common = (f"; on the {both['n']} problems both solved, ours/VAMP planning median "
+                  f"{both['ratio_median']:.2f}, mean {both['ratio_mean']:.2f}" if both["n"] else "")
         out.append(f"{s['robot']}: {b['label']} solved {b['solved']}/{b['total']}, plan+simp median "
                    f"{fmt_us(b['total_us_median'])} us (ours/VAMP {s.get('ratio_total_us_median', float('nan')):.2f}), "
-                   f"{VERIFY_FACTOR}x fails {b['verify_failures']}")
+                   f"{VERIFY_FACTOR}x fails {b['verify_failures']}{common}")
     not_run = sorted({f"{s['robot']} ({s['baseline_why']})" for s in summaries if s["baseline"] is None})
     if not_run:
         out.append("VAMP not run for: " + "; ".join(not_run))
