@@ -40,33 +40,26 @@ constexpr I16 kLane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   return d;
 }
 
-// the least lane of d, by halving
-[[gnu::always_inline]] inline float lane_min(F16 d) {
-  F8 a, b;
-  std::memcpy(&a, &d, sizeof a);
-  std::memcpy(&b, reinterpret_cast<const char*>(&d) + sizeof a, sizeof b);
-  const F8 m8 = a < b ? a : b;
-  F4 c, e;
+// the least of a vector's 16 lanes (floats or ints), by halving: 16 -> 8 -> 4 -> 1
+template <class V8, class V4, class V16>
+[[gnu::always_inline]] inline auto least_lane(V16 v) {
+  V8 a, b;
+  std::memcpy(&a, &v, sizeof a);
+  std::memcpy(&b, reinterpret_cast<const char*>(&v) + sizeof a, sizeof b);
+  const V8 m8 = a < b ? a : b;
+  V4 c, e;
   std::memcpy(&c, &m8, sizeof c);
   std::memcpy(&e, reinterpret_cast<const char*>(&m8) + sizeof c, sizeof e);
-  const F4 m4 = c < e ? c : e;
-  const float x = m4[0] < m4[1] ? m4[0] : m4[1], y = m4[2] < m4[3] ? m4[2] : m4[3];
+  const V4 m4 = c < e ? c : e;
+  const auto x = m4[0] < m4[1] ? m4[0] : m4[1], y = m4[2] < m4[3] ? m4[2] : m4[3];
   return x < y ? x : y;
 }
 
+[[gnu::always_inline]] inline float lane_min(F16 d) { return least_lane<F8, F4>(d); }
+
 // the least of the rows whose lane of d equals m
 [[gnu::always_inline]] inline int32_t first_row_at(F16 d, I16 row, float m) {
-  const I16 at = (d == F16{} + m) ? row : I16{} + std::numeric_limits<int32_t>::max();
-  I8 a, b;
-  std::memcpy(&a, &at, sizeof a);
-  std::memcpy(&b, reinterpret_cast<const char*>(&at) + sizeof a, sizeof b);
-  const I8 m8 = a < b ? a : b;
-  I4 c, e;
-  std::memcpy(&c, &m8, sizeof c);
-  std::memcpy(&e, reinterpret_cast<const char*>(&m8) + sizeof c, sizeof e);
-  const I4 m4 = c < e ? c : e;
-  const int32_t x = m4[0] < m4[1] ? m4[0] : m4[1], y = m4[2] < m4[3] ? m4[2] : m4[3];
-  return x < y ? x : y;
+  return least_lane<I8, I4>((d == F16{} + m) ? row : I16{} + std::numeric_limits<int32_t>::max());
 }
 
 // PERF: a running minimum per lane, reduced across lanes once at the end, instead of a horizontal

@@ -44,6 +44,12 @@ class NearestNeighbors {
   // The kernels are those of the ISA active at construction, for the structure's whole life.
   explicit NearestNeighbors(int32_t dof, int32_t index_from = kIndexFrom)
       : k_(&neighbor_kernels_active()), dof_(dof), index_from_(index_from), coords_(dof) {}
+  // NOTE: columns_ and leaf_columns_ point into this object's own arrays: a copy would read the
+  // original's; a move keeps the arrays' storage, and so their pointers.
+  NearestNeighbors(const NearestNeighbors&) = delete;
+  NearestNeighbors& operator=(const NearestNeighbors&) = delete;
+  NearestNeighbors(NearestNeighbors&&) = default;
+  NearestNeighbors& operator=(NearestNeighbors&&) = default;
 
   int32_t size() const { return static_cast<int32_t>(n_); }
   int32_t dof() const { return dof_; }
