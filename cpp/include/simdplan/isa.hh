@@ -1,10 +1,10 @@
 // simdplan/isa.hh: the ISA builds, and the one declaration every per-ISA kernel family shares.
 //
-// A kernel family (KernelTable, CaptKernels, NearestKernels, BvhKernels, GjkKernels, IkKernels) is a table of
-// entry points filled by a source compiled once per ISA. Each family header declares the three
-// isa_table<> specializations; the family's *_isa.cc defines the one of the build it is compiled
-// for (kThisIsa). Only the builds CMake compiled exist, so only dispatch (src/dispatch.hh) names
-// the others, behind SIMDPLAN_HAVE_*.
+// A kernel family (KernelTable, CaptKernels, NearestKernels, BvhKernels, GjkKernels, IkKernels,
+// NeighborKernels) is a table of entry points filled by a source compiled once per ISA. Each family
+// header declares the three isa_table<> specializations; the family's *_isa.cc defines the one of the
+// build it is compiled for (kThisIsa). Only the builds CMake compiled exist, so only dispatch
+// (src/dispatch.hh) names the others, behind SIMDPLAN_HAVE_*.
 #pragma once
 
 namespace simdplan {

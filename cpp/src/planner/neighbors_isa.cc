@@ -15,9 +15,8 @@ namespace simdplan {
 namespace SIMDPLAN_NS {
 namespace {
 
-constexpr size_t kBlock = 16;  // rows per block, as NearestNeighbors::kBlock
-
-// One block of 16 rows: 16 lanes, split into two or four registers where the ISA is narrower.
+// One block of rows: 16 lanes, split into two or four registers where the ISA is narrower.
+constexpr size_t kBlock = kNeighborBlock;
 typedef float F16 __attribute__((vector_size(64)));
 typedef int32_t I16 __attribute__((vector_size(64)));
 typedef float F8 __attribute__((vector_size(32)));
@@ -25,6 +24,7 @@ typedef float F4 __attribute__((vector_size(16)));
 typedef int32_t I8 __attribute__((vector_size(32)));
 typedef int32_t I4 __attribute__((vector_size(16)));
 constexpr float kInf = std::numeric_limits<float>::infinity();
+static_assert(sizeof(F16) == kBlock * sizeof(float), "a block is one F16");
 constexpr I16 kLane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 // squared distances of rows i .. i+15 of the columns to q

@@ -39,7 +39,7 @@ class NearestNeighbors {
   // (3 seeds, 40 problems each), against 256: 128 raised the mean 3-8%, 512 was within noise.
   static constexpr int32_t kIndexFrom = 256;
 
-  static constexpr size_t kBlock = 16;  // coordinate arrays are padded to whole blocks
+  static constexpr size_t kBlock = kNeighborBlock;  // coordinate arrays are padded to whole blocks
 
   // The kernels are those of the ISA active at construction, for the structure's whole life.
   explicit NearestNeighbors(int32_t dof, int32_t index_from = kIndexFrom)
@@ -102,7 +102,7 @@ class NearestNeighbors {
   }
 
  private:
-  static constexpr int32_t kLeaf = 16;  // at most one block of points per leaf (unless all are equal)
+  static constexpr int32_t kLeaf = int32_t(kBlock);  // at most one block of points per leaf (unless all equal)
 
   // every point's squared distance to q, into d2_
   void distances(const float* q) const {

@@ -14,26 +14,30 @@
 
 namespace simdplan {
 
+// Rows per block: the kernels work on 16 points at a time, so coordinate columns and k-d tree
+// leaves are padded with +inf to whole blocks.
+inline constexpr size_t kNeighborBlock = 16;
+
 // A node of NearestNeighbors' k-d tree.
 struct KdNode {
   int32_t axis;  // -1: leaf
   float split;   // points with coordinate < split are left
   int32_t left, right;
-  int32_t begin, count;  // leaf: its rows of the leaf columns (begin a multiple of 16), and how many
+  int32_t begin, count;  // leaf: its rows of the leaf columns (begin a whole block), and how many
 };
 
 struct NeighborKernels {
   const char* name;  // "scalar", "avx2", "avx512"
 
   // The brute-force part of NearestNeighbors::nearest: points from..n-1 of coordinate columns
-  // cols[0..dof-1] (each padded with +inf to a multiple of 16 rows), updating (best, bd) when one is
+  // cols[0..dof-1] (each padded to whole blocks), updating (best, bd) when one is
   // strictly closer (squared distance) than bd; the first such row on ties.
   void (*sweep)(const float* const* cols, size_t n, int32_t dof, const float* q, size_t from, int32_t& best,
                 float& bd);
   // The k-d tree part: updates (best, bd) when a point of the tree rooted at nodes[0] is strictly
   // closer than bd, as a depth-first search (near child first) that scans each leaf's rows in order
-  // would. leaf_cols[j]: coordinate j of the points in leaf order, each leaf padded with +inf to whole
-  // blocks of 16; leaf_point: their indices.
+  // would. leaf_cols[j]: coordinate j of the points in leaf order, each leaf padded to whole blocks;
+  // leaf_point: their indices.
   void (*tree_search)(const KdNode* nodes, const float* const* leaf_cols, const int32_t* leaf_point, int32_t dof,
                       const float* q, int32_t& best, float& bd);
 };
