@@ -442,3 +442,20 @@ def test_plan_many_plans_goal_pose_scenes_as_plan_does(tmp_path):
     assert bad[0].error == "InvalidProblemError" and "start" in bad[0].message
     assert bad[1].error == "ValueError" and "no_such_link" in bad[1].message
     assert bad[2].success and np.array_equal(bad[2].path, results[2].path)
+
+
+def test_no_ik_solution_says_whether_the_time_limit_cut_it_short():
+    """A pose no IK solution reaches: plan and plan_many (a pose-goal Scene, planned on a worker) both
+    fail without a plan and report the time limit only when it cut the IK short."""
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    start = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    for limit, stopped in ((1e-4, "time_limit"), (0.5, "")):
+        r = simdplan.plan(PANDA, None, start, goal_pose=far, time_limit=limit)
+        scene = dataclasses.replace(BOOKSHELF, robot=PANDA, env=simdplan.Environment(), start=start,
+                                    goals=np.zeros((0, PANDA.dof)), goal_poses=[far], goal_link=None, goal_mask=None,
+                                    settings=dataclasses.replace(BOOKSHELF.settings, time_limit=limit))
+        m = simdplan.plan_many([scene], workers=1)[0]
+        for res in (r, m):
+            assert not res.success and "no collision-free IK solution" in res.message
+            assert res.stats["stopped"] == stopped and len(res.path) == 0

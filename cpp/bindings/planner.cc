@@ -93,7 +93,6 @@ void add_pose_fields(nb::dict& d, const PosePlanOutput& out, int32_t dof) {
   d["planned_rounds"] = out.planned_rounds;
   d["ik_time_ns"] = out.ik_ns;
   d["planning_time_ns"] = out.planning_ns;
-  if (out.planned_rounds == 0) d["stopped"] = stop_name(out.stopped);
 }
 
 // A batch task's result as plan's (or plan_poses') dict, or {"error", "error_is_value"} when it

@@ -83,7 +83,6 @@ void PlanBatch::work() {
         r->pose_out = plan_to_poses(*t->robot, *t->env, *t->planner, t->start.data(), *t->request, t->targets,
                                     t->rounds, t->round_iterations, s, &stop_);
         r->out = std::move(r->pose_out.plan);
-        if (r->pose_out.planned_rounds == 0) r->out.stopped = r->pose_out.stopped;
       } else {
         r->out = plan(*t->robot, *t->env, *t->planner, t->start.data(), t->goals.data(), n_goals, s, &stop_);
       }

@@ -52,6 +52,7 @@ PosePlanOutput plan_to_poses(const RobotModel& robot, const Environment& env, co
         out.stopped == Deadline::Stop::interrupted)
       break;
   }
+  if (out.planned_rounds == 0) out.plan.stopped = out.stopped;  // no plan: it reports why IK stopped
   return out;
 }
 

@@ -11,7 +11,8 @@
 namespace simdplan {
 
 struct PosePlanOutput {
-  PlanOutput plan;                 // the last round's plan (nothing planned: planned_rounds == 0)
+  PlanOutput plan;                 // the last round's plan (nothing planned, planned_rounds == 0: only
+                                   // `stopped`, the IK's)
   int32_t planned_rounds = 0;      // rounds that had goals and planned
   std::vector<double> goals;       // every IK solution found (rows of dof), the goals of the last plan
   std::vector<int32_t> goal_pose;  // the target each goal solves
