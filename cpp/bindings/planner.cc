@@ -143,12 +143,10 @@ class PyPlanBatch {
       task.seed_index = nb::cast<uint64_t>(t[6]);
       if (t.size() == 11) {
         task.request = &nb::cast<const IkRequest&>(t[7]);
-        check_request(*task.robot, *task.request);
-        task.targets = goal_frames(nb::cast<std::vector<Pose>>(t[8]));
         task.rounds = nb::cast<int32_t>(t[9]);
         task.round_iterations = nb::cast<int64_t>(t[10]);
-        if (task.targets.empty() || task.rounds < 1 || task.round_iterations < 1)
-          throw std::invalid_argument("plan batch: a pose task needs targets, rounds >= 1 and round_iterations >= 1");
+        task.targets = pose_plan_goals(*task.robot, *task.request, nb::cast<std::vector<Pose>>(t[8]), task.rounds,
+                                       task.round_iterations);
       }
       tasks.push_back(std::move(task));
     }
@@ -272,12 +270,9 @@ void bind_planner(nb::module_& m) {
          const IkRequest& request, const std::vector<Pose>& targets, int32_t rounds, int64_t round_iterations,
          const PlannerSettings& s) {
         const int32_t dof = robot.dof();
-        check_request(robot, request);
-        if (targets.empty()) throw std::invalid_argument("at least one goal pose is needed");
-        if (rounds < 1) throw std::invalid_argument("rounds must be >= 1");
-        if (round_iterations < 1) throw std::invalid_argument("round_iterations must be >= 1");
+        const std::vector<std::array<float, 12>> goals = pose_plan_goals(robot, request, targets, rounds,
+                                                                          round_iterations);
         const std::vector<double> q0 = start_of(start, dof);
-        const std::vector<std::array<float, 12>> goals = goal_frames(targets);
         Interrupt* interrupt = PythonSignals::for_this_thread();
         PosePlanOutput out;
         {

@@ -55,4 +55,16 @@ inline void check_request(const RobotModel& r, const IkRequest& q) {
   if (q.dof != r.dof() || q.n_bodies != r.view().n_bodies) throw std::invalid_argument("IkRequest made for another robot");
 }
 
+// A pose-goal plan's request, targets and round budget (planner/pose_planning.hh) checked: the
+// targets as goal frames.
+inline std::vector<std::array<float, 12>> pose_plan_goals(const RobotModel& r, const IkRequest& q,
+                                                          const std::vector<Pose>& targets, int32_t rounds,
+                                                          int64_t round_iterations) {
+  check_request(r, q);
+  if (targets.empty()) throw std::invalid_argument("at least one goal pose is needed");
+  if (rounds < 1) throw std::invalid_argument("rounds must be >= 1");
+  if (round_iterations < 1) throw std::invalid_argument("round_iterations must be >= 1");
+  return goal_frames(targets);
+}
+
 }  // namespace simdplan::bind
