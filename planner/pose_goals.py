@@ -44,6 +44,9 @@ IK_ROUNDS = 5
 ROUND_ITERATIONS = 4000
 # solutions asked of IK per pose in the first round, by default (see the module docstring)
 DEFAULT_IK_SOLUTIONS = 1
+# round r's IK seed: the plan's seed + ROUND_SEED_STEP * r, so later rounds try other restarts (the
+# core's rounds use the same step: planner/pose_planning.cc, kRoundSeedStep)
+ROUND_SEED_STEP = 7919
 
 
 def pose_list(goal_pose) -> list:
@@ -73,8 +76,8 @@ def plan_to_poses(plan, robot, env, start, poses: list, s, link, mask, ik_soluti
             break
         t_ik = time.perf_counter_ns()
         # every pose in one core call (ik_many shares the lanes among them), half the time left for IK
-        opts = dict(n_solutions=ik_solutions << round_, seed=seed + 7919 * round_, mask=mask, padding=padding,
-                    time_limit=None if left is None else max(left / 2, 1e-4))
+        opts = dict(n_solutions=ik_solutions << round_, seed=seed + ROUND_SEED_STEP * round_, mask=mask,
+                    padding=padding, time_limit=None if left is None else max(left / 2, 1e-4))
         found = robot.ik_many(poses, link, env, **opts)
         for k, res in enumerate(found):
             goals.extend(res.solutions)

@@ -175,12 +175,11 @@ def _checked_options(robot, program, link, n_solutions, position_tolerance, orie
 
 def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: int = 1, seed: int = 0,
           position_tolerance: float = POSITION_TOLERANCE, orientation_tolerance: float = ORIENTATION_TOLERANCE,
-          mask=None,
-          time_limit: float | None = None, padding: float = 0.0, seeds=None,
+          mask=None, time_limit: float | None = None, padding: float = 0.0, seeds=None,
           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[IKResult]:
     """Robot.ik's and Robot.ik_many's work, one core call for every pose of ``poses`` (the lanes
-    shared among them; pose i with seed + i): ``program`` and ``model`` are the robot's kinematic
-    program and core model, ``env_model`` the compiled environment."""
+    shared among them; pose i seeded from seed + i and the pose): ``program`` and ``model`` are the
+    robot's kinematic program and core model, ``env_model`` the compiled environment."""
     t0 = time.perf_counter_ns()
     targets = [parse_pose(p) for p in poses]
     link, req = request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance, mask,

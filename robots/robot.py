@@ -411,14 +411,16 @@ class Robot:
         same options (``ik``'s keywords; ``time_limit`` bounds the whole batch). The SIMD lanes are
         shared among the poses: a lane whose restart failed tries its pose again, one whose pose is
         solved takes up the next pose, so none keeps working on a solved pose. Pose i draws its restarts
-        from seed + i; results are deterministic but not those of ``ik`` one pose at a time."""
+        from seed + i and the pose itself; results are deterministic but not those of ``ik`` one pose
+        at a time."""
         if padding != 0.0:
             padding = check_padding(padding)
         return solve_ik(self, self._program, self._model, self._env_model(env, padding), poses, link,
                         seed=seed, padding=padding, **kwargs)
 
     def ik_request(self, link: str | None = None, *, n_solutions: int = 1, mask=None, padding: float = 0.0,
-                   position_tolerance: float = POSITION_TOLERANCE, orientation_tolerance: float = ORIENTATION_TOLERANCE):
+                   position_tolerance: float = POSITION_TOLERANCE,
+                   orientation_tolerance: float = ORIENTATION_TOLERANCE):
         """(link, the core's IK request) for ``ik``'s options: what simdplan.plan(goal_pose=...) hands
         the core, which solves and plans in one call. Checked as ``ik`` checks them."""
         if padding != 0.0:
