@@ -72,6 +72,10 @@ class PlannerSettings:
     prm_neighbors: PRM: k nearest neighbours connected per roadmap vertex.
     simplify: shortcut, reduce vertices and smooth the path (every new edge is checked).
     simplify_iterations: random shortcut attempts (default 30; see benchmarks/README.md).
+    shortcut_min_gain: a random shortcut is checked (and taken) only when it is shorter than the
+      stretch of path it replaces by at least this fraction of that stretch (default 0.01; 0 takes
+      any shortening). Draws below it still count as attempts: most join points near one vertex and
+      would cut a corner by a hair at the cost of a full edge check (see benchmarks/README.md).
     smooth_passes: Laplacian smoothing passes after shortcutting (default 1; each pass shortens the
       path a little and costs time; see benchmarks/README.md).
     interpolate: if set, the returned path is resampled so consecutive waypoints are at most
@@ -106,6 +110,7 @@ class PlannerSettings:
     prm_neighbors: int = 10
     simplify: bool = True
     simplify_iterations: int = 30
+    shortcut_min_gain: float = 0.01
     smooth_passes: int = 1
     interpolate: float | None = None
     padding: float = 0.0
@@ -128,6 +133,7 @@ class PlannerSettings:
         s.max_iterations = as_int(s.max_iterations, "max_iterations", 1, 10**12)
         s.simplify_iterations = as_int(s.simplify_iterations, "simplify_iterations", 0, 10**9)
         s.smooth_passes = as_int(s.smooth_passes, "smooth_passes", 0, 1000)
+        s.shortcut_min_gain = as_number(s.shortcut_min_gain, "shortcut_min_gain", 0.0, allow_zero=True, upper=1.0)
         s.prm_neighbors = as_int(s.prm_neighbors, "prm_neighbors", 1, 10**6)
         s.time_limit = as_number(s.time_limit, "time_limit", 0.0, allow_zero=True)
         if s.range is not None:

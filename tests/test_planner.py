@@ -166,6 +166,25 @@ def test_simplify_off_keeps_the_raw_path_and_interpolation_bounds_steps(panda, m
     verify(panda, env, fine, problem["start"], problem["goals"], panda.resolution)
 
 
+def test_shortcut_min_gain_is_the_least_shortening_a_shortcut_may_bring(panda, mbm):
+    problem = mbm["cage"][0]
+    env, _ = ref.make_environment(specs_of(problem))
+
+    def plan(**kw):
+        return simdplan.plan(panda, env, problem["start"], problem["goals"], seed=4, **kw)
+
+    # no shortcut shortens its stretch by all of it: a floor of 1 takes none, as no attempts at all
+    assert np.array_equal(plan(shortcut_min_gain=1.0).path, plan(simplify_iterations=0).path)
+    # draws below the floor are not checked (planning is the same for a seed: only simplification differs)
+    checks = [sum(simdplan.plan(panda, env, problem["start"], problem["goals"], seed=s, shortcut_min_gain=g)
+                  .stats["collision_checks"] for s in range(5)) for g in (0.0, 0.2)]
+    assert checks[0] > checks[1]
+    for g in (0.0, 0.01):
+        res = plan(shortcut_min_gain=g)
+        assert res.success
+        verify(panda, env, res, problem["start"], problem["goals"], panda.resolution)
+
+
 def test_failure_is_reported_not_raised(panda, mbm):
     problem = mbm["cage"][0]
     env, _ = ref.make_environment(specs_of(problem))
@@ -193,6 +212,8 @@ def test_invalid_start_and_goal_are_named(panda, mbm):
     ({"time_limit": float("nan")}, "time_limit"),
     ({"sampler": "sobol"}, "sampler"),
     ({"seed": 1.5}, "seed"),
+    ({"shortcut_min_gain": 1.5}, "shortcut_min_gain"),
+    ({"shortcut_min_gain": -0.1}, "shortcut_min_gain"),
 ])
 def test_bad_settings(panda, kwargs, match):
     q = np.array([0, -0.785, 0, -2.356, 0, 1.571, 0.785])

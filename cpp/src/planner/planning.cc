@@ -43,7 +43,7 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
     // simplification median 226 -> 205 us, mean 235 -> 207 us; final cost median 4.85 both, mean
     // 5.297 -> 5.260 rad (cage: 284 -> 244 us, cost 7.44 -> 7.24; table_pick: 196 -> 210 us)
     simp.reduce_farthest(path);
-    simp.shortcut(path, s.simplify_iterations);
+    simp.shortcut(path, s.simplify_iterations, s.shortcut_min_gain);
     simp.smooth(path, s.smooth_passes);
     simp.reduce_vertices(path);
   }

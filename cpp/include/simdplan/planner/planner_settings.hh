@@ -18,6 +18,8 @@ struct SharedSettings {
   Sampler sampler = Sampler::kUniform;
   bool simplify = true;
   int32_t simplify_iterations = 30;
+  // a random shortcut is checked only if it shortens the stretch it replaces by this fraction
+  double shortcut_min_gain = 0.01;
   int32_t smooth_passes = 1;
   double interpolate = 0.0;  // > 0: resample the output to this many waypoints per unit distance
   float padding = 0.0f;
@@ -40,6 +42,7 @@ struct SharedSettings {
     v("sampler", &SharedSettings::sampler);
     v("simplify", &SharedSettings::simplify);
     v("simplify_iterations", &SharedSettings::simplify_iterations);
+    v("shortcut_min_gain", &SharedSettings::shortcut_min_gain);
     v("smooth_passes", &SharedSettings::smooth_passes);
     v("interpolate", &SharedSettings::interpolate);
     v("padding", &SharedSettings::padding);

@@ -66,8 +66,14 @@ class Simplifier {
     return changed;
   }
 
-  // random shortcuts between points on two different edges
-  void shortcut(std::vector<float>& p, int32_t attempts) {
+  // random shortcuts between points on two different edges; a shortcut is checked only when it is
+  // shorter than the stretch it replaces by at least the fraction min_gain of that stretch
+  // PERF: most draws join points near one vertex and would cut a corner by a hair; their checks cost
+  // as much as any other of their length. A 1% floor, side by side with none (seeds 0-1, generated
+  // problems): simplification median -25% to -40% on each of five robots, discrete and certified,
+  // mean final cost between -0.3% and +0.8%; 700 MotionBenchMaker panda problems: certified 163 ->
+  // 112 us, discrete 119 -> 87 us, mean final cost +0.2% / +0.3%.
+  void shortcut(std::vector<float>& p, int32_t attempts, double min_gain = 0.0) {
     std::vector<float> a(dof_), b(dof_);
     for (int32_t it = 0; it < attempts && rows(p) >= 3; ++it) {
       if (out_of_time()) return;
@@ -84,7 +90,7 @@ class Simplifier {
       double old_cost = Checker::distance(a.data(), row(p, e1 + 1), dof_) +
                         Checker::distance(row(p, e2), b.data(), dof_);
       for (int64_t r = e1 + 1; r < e2; ++r) old_cost += Checker::distance(row(p, r), row(p, r + 1), dof_);
-      if (Checker::distance(a.data(), b.data(), dof_) >= old_cost - 1e-9) continue;
+      if (Checker::distance(a.data(), b.data(), dof_) >= old_cost * (1.0 - min_gain) - 1e-9) continue;
       // a and b lie on checked edges but between samples, so they are checked here, once
       if (!check_.motion(a.data(), b.data(), Known::none) || !check_.piece(row(p, e1), a.data(), Known::both) ||
           !check_.piece(b.data(), row(p, e2 + 1), Known::both))
