@@ -259,3 +259,85 @@ def test_body_bounds_and_pair_blocks_change_no_answer(isa, seed):
     assert np.array_equal(alone, twin.is_valid_many(Q, empty)) and not alone.all()
     for a, b in zip(Q[:200:2], Q[1:200:2]):
         assert robot.is_motion_valid(a, b, env) == twin.is_motion_valid(a, b, env)
+
+
+def planner_link(robot, a, b, env, resolution):
+    """The planners' discrete Link kernel (the one with the shortcuts between chunks of samples)."""
+    return robot._model.planner_link(robot._env_model(env, 0.0), np.asarray(a, float), np.asarray(b, float),
+                                     float(resolution), 0.0)
+
+
+def chunk_starts(n: int, lanes: int, first: int = 0) -> np.ndarray:
+    """The samples (indices i of a + (i/n)(b - a)) in the first chunk of a discrete Link from `first`
+    to n: the rake order's lanes i = first + P l, P chunks of `lanes` samples."""
+    chunks = (n - first + lanes) // lanes
+    return np.arange(first, n + 1, chunks)
+
+
+def compare_later_chunks(robot, rng, pebbles=0) -> int:
+    """Edges from valid configurations, short and long, near random obstacles (and `pebbles` balls
+    of 3-10 mm, which a first chunk's samples easily straddle), at resolutions giving 3 to 12 chunks:
+    the planners' Link must answer as the plain twin's, which never skips a test. Returns how many
+    edges had a free first chunk and collided in a later one."""
+    twin = plain_twin(robot)
+    env, _ = ref.make_environment(random_specs(rng, 8))
+    for k in range(pebbles):
+        env.add_sphere(rng.uniform(-0.6, 0.6, 3), float(rng.uniform(0.003, 0.01)), name=f"pebble{k}")
+    lanes = simdplan.info()["lanes"]
+    Q = random_configs(robot, rng, 400)
+    later_only = 0
+    for a in Q[robot.is_valid_many(Q, env)][:30]:
+        for scale in (0.05, 0.3, 1.0, 2.0):
+            b = np.clip(a + rng.normal(0.0, scale, robot.dof), robot.lower, robot.upper)
+            res = robot.resolution * float(rng.integers(3 * lanes, 12 * lanes + 1)) / robot.motion_samples(a, b)
+            n = robot.motion_samples(a, b, res)
+            fast, plain = planner_link(robot, a, b, env, res), planner_link(twin, a, b, env, res)
+            assert fast == plain, (a, b, res)
+            first_chunk = a + np.outer(chunk_starts(n, lanes) / n, b - a)
+            later_only += bool(not plain and twin.is_valid_many(first_chunk, env).all())
+    return later_only
+
+
+@SETTINGS
+@given(robots(), st.integers(0, 2**32 - 1))
+def test_later_chunks_skip_only_tests_that_cannot_hit(isa, case, seed):
+    """Discrete Link skips, after an edge's first chunk of samples, the tests that chunk proved far
+    by the motion bounds (collision/validity.hh, edge_far); answers must not change."""
+    robot, rng = case
+    compare_later_chunks(robot, np.random.default_rng([seed, int(rng.integers(0, 2**32 - 1))]))
+
+
+def test_later_chunks_are_checked_where_the_first_passed(isa):
+    """The comparison above meets edges whose collision only a later chunk finds (else it would
+    prove little): on a hand of many links among obstacles, and on a mobile base."""
+    later_only = sum(compare_later_chunks(robot, np.random.default_rng(seed), pebbles=400)
+                     for robot in (arm_with_a_hand_of_many_links(), mobile_base()) for seed in range(4))
+    assert later_only >= 2
+
+
+def test_a_graze_after_the_first_chunk_is_still_found(isa):
+    """An obstacle that only samples of later chunks touch: the first chunk is free, edge_far must
+    not mark the arm far, and the edge collides."""
+    b = RobotBuilder("sweeper")
+    b.link("base", spheres=[[0, 0, 0, 0.05]])
+    b.link("arm", spheres=[[0.5, 0, 0, 0.005]])
+    b.joint("j", "revolute", "base", "arm", limits=(-3, 3))
+    robot = b.build()
+    twin = plain_twin(robot)
+    lanes = simdplan.info()["lanes"]
+    n = 8 * lanes - 1  # eight chunks: the first holds samples 0, 8, 16, ...
+    a, q1 = np.array([0.0]), np.array([1.0])
+    res = float(n)
+    assert robot.motion_samples(a, q1, res) == n
+    firsts = chunk_starts(n, lanes)
+    assert len(firsts) == lanes and (lanes == 1 or firsts[1] == 8)
+    for i in (4, n - 4):  # midway between first-chunk samples
+        t = i / n
+        ball = simdplan.Environment()
+        ball.add_sphere([0.5 * np.cos(t), 0.5 * np.sin(t), 0.0], 0.002, name="ball")
+        assert robot.is_valid_many(a + np.outer(firsts / n, q1 - a), ball).all()
+        assert not twin.is_motion_valid(a, q1, ball, res) and not planner_link(twin, a, q1, ball, res)
+        assert not planner_link(robot, a, q1, ball, res), i
+    clear = simdplan.Environment()
+    clear.add_sphere([0.0, 0.0, 0.3], 0.05, name="above")
+    assert planner_link(robot, a, q1, clear, res) and planner_link(twin, a, q1, clear, res)

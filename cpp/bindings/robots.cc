@@ -149,6 +149,16 @@ void bind_robots(nb::module_& m) {
           },
           nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("resolution"), nb::arg("padding"))
       .def(
+          "planner_link",
+          [](const RobotModel& r, const Environment& env, const InArray& q0, const InArray& q1, double resolution,
+             float padding) {
+            const Strided a = as_vector(q0, r.dof(), "q0"), b = as_vector(q1, r.dof(), "q1");
+            nb::gil_scoped_release release;
+            return r.planner_link(env, a, b, resolution, padding);
+          },
+          nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("resolution"), nb::arg("padding"),
+          "The planners' discrete Link kernel (float32 samples, the shortcuts between chunks); for tests.")
+      .def(
           "motion_samples",
           [](const RobotModel& r, const InArray& q0, const InArray& q1, double resolution) {
             return r.motion_samples(as_vector(q0, r.dof(), "q0"), as_vector(q1, r.dof(), "q1"), resolution);

@@ -4,6 +4,7 @@
 // -DSIMDPLAN_NS=isa_<name>. Nothing here may use code that another build also instantiates
 // (see simdplan/config.hh): only our namespaced templates, intrinsics and libm builtins.
 #include "simdplan/collision/distance.hh"
+#include "simdplan/collision/discrete_link.hh"
 #include "simdplan/collision/validity.hh"
 #include "simdplan/collision/validity_one.hh"
 #include "simdplan/collision/kernels.hh"

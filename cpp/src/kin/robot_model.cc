@@ -197,6 +197,20 @@ RobotModel::RobotModel(RobotArrays a) : a_(std::move(a)) {
   view_.group_reach = group_reach_.data();
   view_.pair_reach = pair_reach_.data();
   view_.pair_list_reach = pair_list_reach_.data();
+  const size_t nk = size_t(view_.n_pair_blocks);
+  block_reach_.assign(nk * nb, 0.0f);
+  block_list_reach_.assign(nk * nb, 0.0f);
+  for (size_t k = 0; k < nk; ++k)
+    for (int32_t i = pair_block_begin_[k]; i < pair_block_begin_[k + 1]; ++i) {
+      const size_t p = size_t(pair_order_[i]);
+      for (size_t b = 0; b < nb; ++b) {
+        block_reach_[k * nb + b] = std::max(block_reach_[k * nb + b], pair_reach_[p * nb + b]);
+        block_list_reach_[k * nb + b] = std::max(block_list_reach_[k * nb + b], pair_list_reach_[p * nb + b]);
+      }
+    }
+  view_.block_reach = block_reach_.data();
+  view_.block_list_reach = block_list_reach_.data();
+  view_.far_skip = a_.fast_paths ? 1 : 0;
 }
 
 // How fast joint k (a body below the common ancestor `top` of spheres i and j) can change the
@@ -338,6 +352,21 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
     if (!k.check(&view_, &env.view(), buf.data(), W, padding, true, free, s, &state)) return false;
   }
   return true;
+}
+
+bool RobotModel::planner_link(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
+                              float padding) const {
+  require_clouds(env, padding);
+  const KernelTable& k = active();
+  bool in_limits;
+  const int64_t n = edge_intervals(q0, q1, resolution, in_limits);
+  if (!in_limits) return false;
+  std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
+  convert_row(q0, 0, ends.data(), "q0");
+  convert_row(q1, 0, ends.data() + a_.dof, "q1");
+  CheckState state;
+  return k.check_motion(&view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n, padding,
+                        scratch(k.scratch_floats(&view_)), &state);
 }
 
 void RobotModel::fk_spheres(const Strided& q, float* out) const {

@@ -75,6 +75,11 @@ class RobotModel {
   void is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const;
   bool is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                        float padding) const;
+  // The planners' discrete Link kernel (KernelTable::check_motion, as planner/checker.hh calls it):
+  // samples a + (i/n)(b - a), i = 0 .. n, built in float32 from the float32 ends, with the kernel's
+  // shortcuts between chunks. False outside the limits. For tests against is_motion_valid's path.
+  bool planner_link(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
+                    float padding) const;
   // Samples the discrete Link check visits, in its order (rows of q(t_i), t_i = i / n).
   int64_t motion_samples(const Strided& q0, const Strided& q1, double resolution) const;
   void fk_spheres(const Strided& q, float* out) const;
@@ -133,7 +138,7 @@ class RobotModel {
   std::vector<int32_t> body_axes_, body_perm_;  // RobotView::body_axes, body_perm
   std::vector<float> body_sign_;                // RobotView::body_sign
   std::vector<float> sphere_soa_;
-  std::vector<float> group_reach_, pair_reach_, pair_list_reach_;
+  std::vector<float> group_reach_, pair_reach_, pair_list_reach_, block_reach_, block_list_reach_;
   std::vector<float> body_bound_;  // RobotView::body_bound
   std::vector<int32_t> body_group_begin_, body_group_end_;
   std::vector<int32_t> pair_block_begin_, pair_order_, pair_block_side_;  // RobotView's pair blocks

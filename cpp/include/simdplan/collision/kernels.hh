@@ -39,7 +39,7 @@ struct KernelTable {
                 bool stop_at_first, uint8_t* free_inout, float* scratch, CheckState* state);
 
   // Discrete Link(a, b) (dof float32 each): true iff the samples a + (i/n)(b - a), i = first .. last,
-  // are all collision-free; they are built in the lanes in rake order (collision/validity.hh).
+  // are all collision-free; they are built in the lanes in rake order (collision/discrete_link.hh).
   bool (*check_motion)(const RobotView* robot, const EnvironmentView* env, const float* a, const float* b, int64_t n,
                        int64_t first, int64_t last, float padding, float* scratch, CheckState* state);
 

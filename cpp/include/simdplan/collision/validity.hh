@@ -35,10 +35,16 @@ struct LaneScratch {
   float* bound_ready;  // per group: 0 until its bound centre is computed for the current lanes
   float* body_ready;   // per body: 0 until its frame is computed for the current lanes
   int32_t* chain;      // n_bodies entries: bodies waiting for their frame (ensure_body)
+  // discrete Link's later chunks (collision/discrete_link.hh, edge_far): per group, then per pair
+  // block, 1 where the first chunk proved the test far for the whole edge; `travel` holds each body's
+  // joint motion behind them
+  float* far;
+  float* travel;
 
   static int64_t vectors(const RobotView& rb) {
+    const int64_t items = int64_t(rb.n_groups) + rb.n_pair_blocks;
     return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
-           (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + V::W - 1) / V::W;
+           (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + 2 * items + V::W - 1) / V::W;
   }
   LaneScratch(const RobotView& rb, float* mem) {
     V* p = reinterpret_cast<V*>(mem);
@@ -58,6 +64,8 @@ struct LaneScratch {
     bound_ready = placed + rb.n_groups;
     body_ready = bound_ready + rb.n_groups;
     chain = reinterpret_cast<int32_t*>(body_ready + rb.n_bodies);
+    far = reinterpret_cast<float*>(chain + rb.n_bodies);
+    travel = far + rb.n_groups + rb.n_pair_blocks;
   }
 
   // Forgets every frame, bound and placed sphere: the lanes hold new joint values.
@@ -395,12 +403,14 @@ SIMDPLAN_INLINE bool pair_vs_self(const RobotView& rb, const LaneScratch<V>& s, 
 // (distal first) (callgrind, AVX2).
 // The hint's test comes first, and the static groups' environment test only until it has passed
 // once (see CheckState); frames and bounds are computed on demand (LaneScratch::ensure_body).
+// far (nullptr: none): per group, then per pair block, nonzero where the test cannot hit on these
+// lanes (collision/discrete_link.hh, edge_far) and is skipped.
 template <class V>
 SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                              float padding, typename V::Mask done, bool stop_at_first,
-                                             CheckState& state) {
+                                             CheckState& state, const float* far = nullptr) {
   s.reset(rb);
-  if (state.hint_kind == 1) {
+  if (state.hint_kind == 1 && !(far && far[state.hint_group] != 0.0f)) {
     if (group_vs_obstacle(rb, env, s, state.hint_group, state.hint_obstacle, padding, done, stop_at_first))
       return done;
   } else if (state.hint_kind == 2) {
@@ -409,6 +419,7 @@ SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const Environm
   const int32_t moving = state.static_env_free ? rb.n_static_groups : 0;
   const bool by_body = !tree_serves<V>(env);  // many obstacles: the tree's per-group paths only
   for (int32_t g = rb.n_groups - 1; g >= moving; --g) {
+    if (far && far[g] != 0.0f) continue;
     const int32_t b = rb.group_body[g];
     if (by_body && g + 1 == rb.body_group_end[b] && rb.body_bound[4 * b + 3] > 0 && rb.body_group_begin[b] >= moving &&
         env.n_obstacles > 0 && body_test_pays(rb, state, b)) {
@@ -430,11 +441,12 @@ SIMDPLAN_INLINE typename V::Mask check_lanes(const RobotView& rb, const Environm
     // done, and ended the call; reaching here with a lane left means they are clear of everything.
     const auto before = done;
     for (int32_t g = rb.n_static_groups - 1; g >= 0; --g)
-      if (group_vs_environment(rb, env, s, g, padding, done, stop_at_first)) return done;
+      if (!(far && far[g] != 0.0f) && group_vs_environment(rb, env, s, g, padding, done, stop_at_first)) return done;
     if (done.bits() == before.bits() && !before.all()) state.static_env_free = 1;
   }
   for (int32_t k = 0; k < rb.n_pair_blocks; ++k) {
     const int32_t pb = rb.pair_block_begin[k], pe = rb.pair_block_begin[k + 1];
+    if (far && far[rb.n_groups + k] != 0.0f) continue;
     if (pe - pb > 1 && !block_bounds_meet(rb, s, k, padding, done)) continue;
     for (int32_t i = pb; i < pe; ++i) {
       const int32_t p = rb.pair_order[i];
@@ -492,38 +504,6 @@ bool check_batch(const RobotView& rb, const EnvironmentView& env, const float* q
     }
   }
   return all_free;
-}
-
-// Discrete Link(a, b): samples s_i = a + (i/n)(b - a) for i = first .. last (0 <= first, last <= n),
-// built in the lanes (no row-major staging) in rake order: chunk c holds i = first + c + P*l for
-// lane l, so the first chunk already spans the edge and most colliding edges end in it.
-// Returns true iff every sample is collision-free (joint limits are the caller's business).
-// PERF: building the samples here instead of as rows the batch kernel transposes, and letting
-// planners skip ends they know are valid, cut the planner's instructions by 13% (callgrind, AVX2,
-// 699 MotionBenchMaker plans).
-template <class V>
-bool check_motion(const RobotView& rb, const EnvironmentView& env, const float* a, const float* b, int64_t n,
-                  int64_t first, int64_t last, float padding, float* scratch, CheckState& state) {
-  using M = typename V::Mask;
-  constexpr int W = V::W;
-  if (last < first) return true;
-  const LaneScratch<V> s(rb, scratch);
-  const int64_t P = (last - first + W) / W;  // chunks
-  alignas(64) float t[W];
-  for (int64_t c = 0; c < P; ++c) {
-    uint32_t skip = 0;
-    for (int l = 0; l < W; ++l) {
-      const int64_t i = first + c + P * l;
-      if (i > last) skip |= 1u << l;
-      // NOTE: t in double then rounded, as the planners' other samples (Checker, interpolate)
-      t[l] = (i > last) ? 0.0f : float(double(i) / double(n));
-    }
-    const V tv = V::load(t);
-    for (int32_t j = 0; j < rb.dof; ++j) s.q[j] = V::fill(a[j]) + tv * V::fill(b[j] - a[j]);
-    const M done = check_lanes(rb, env, s, padding, M::from_bits(skip), true, state);
-    if (done.bits() & ~skip) return false;
-  }
-  return true;
 }
 
 template <class V>

@@ -92,6 +92,13 @@ struct RobotView {
   // pair_list_reach[p]: the same sum over only the certified sphere pairs of pair p (pair_ranges),
   // the relative speed that matters while padding <= list_max_padding; pair_reach where p has no list.
   const float* pair_list_reach;
+  // Per pair block, n_bodies columns: the largest pair_reach (block_reach) and pair_list_reach
+  // (block_list_reach) of its pairs, one bound for the whole block (collision/discrete_link.hh, edge_far).
+  const float* block_reach;
+  const float* block_list_reach;
+  // 1: discrete Link skips, in an edge's later chunks of samples, the tests its first chunk proved
+  // far (collision/discrete_link.hh, edge_far); 0 (no fast paths): every chunk runs every test
+  int32_t far_skip;
 };
 
 }  // namespace simdplan
