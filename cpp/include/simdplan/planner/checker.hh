@@ -84,8 +84,8 @@ class Checker {
       // the same. On 56 MotionBenchMaker plans this cut certified planning 1.45x (mean). One kernel
       // pass of samples (coarse_discrete) catches most collisions and costs free edges far less than
       // the resolution's full count: certified planning instructions -18% (panda) and -9% (ur5),
-      // 70 MotionBenchMaker problems each, identical plans. In simplification, where most edges are
-      // free, even that pass costs more than it saves (+4%), so simplify turns it off.
+      // 70 MotionBenchMaker problems each, identical plans. Simplification keeps it for its
+      // farthest-first and shortcut tries and turns it off where edges are mostly free (planning.cc).
       if (prefilter_ && !coarse_discrete(a, b, known)) return false;
       stats_.edge_checks += 1;
       const CertifyResult r = certified_->check(env_, a, b, padding_, min_step_, max_passes_);
