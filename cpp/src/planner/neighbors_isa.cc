@@ -75,28 +75,25 @@ template <class T, int W>
   for (int l = 1; l < W; ++l) x = v[l] < x ? v[l] : x;
   return x;
 }
+// lanes[0 .. N/2) = the lane-wise least of lanes[0 .. N/2) and lanes[N/2 .. N)
+template <class T, int N>
+[[gnu::always_inline]] inline void fold_half(T* lanes) {
+  typedef T H __attribute__((vector_size(N / 2 * sizeof(T))));
+  H a, b;
+  std::memcpy(&a, lanes, sizeof a);
+  std::memcpy(&b, lanes + N / 2, sizeof b);
+  const H m = a < b ? a : b;
+  std::memcpy(lanes, &m, sizeof m);
+}
+
 // the least lane of one native vector (floats or ints), by halving down to 4 lanes
 template <class V>
 [[gnu::always_inline]] inline auto least_lane(V v) {
   using T = std::remove_reference_t<decltype(v[0])>;
   alignas(64) T lanes[kWidth];
   std::memcpy(lanes, &v, sizeof v);
-  if constexpr (kWidth == 16) {
-    typedef T H __attribute__((vector_size(8 * sizeof(T))));
-    H a, b;
-    std::memcpy(&a, lanes, sizeof a);
-    std::memcpy(&b, lanes + 8, sizeof b);
-    const H m = a < b ? a : b;
-    std::memcpy(lanes, &m, sizeof m);
-  }
-  if constexpr (kWidth >= 8) {
-    typedef T Q __attribute__((vector_size(4 * sizeof(T))));
-    Q a, b;
-    std::memcpy(&a, lanes, sizeof a);
-    std::memcpy(&b, lanes + 4, sizeof b);
-    const Q m = a < b ? a : b;
-    std::memcpy(lanes, &m, sizeof m);
-  }
+  if constexpr (kWidth == 16) fold_half<T, 16>(lanes);
+  if constexpr (kWidth >= 8) fold_half<T, 8>(lanes);
   return least_of<T, 4>(lanes);
 }
 
