@@ -36,15 +36,15 @@ struct LaneScratch {
   float* body_ready;   // per body: 0 until its frame is computed for the current lanes
   int32_t* chain;      // n_bodies entries: bodies waiting for their frame (ensure_body)
   // discrete Link's later chunks (collision/discrete_link.hh, edge_far): per group, then per pair
-  // block, 1 where the first chunk proved the test far for the whole edge; `travel` holds each body's
+  // block, 1 where the first chunk proved the test far for the whole edge; `travel`, per body, the
   // joint motion behind them
   float* far;
   float* travel;
 
   static int64_t vectors(const RobotView& rb) {
-    const int64_t items = int64_t(rb.n_groups) + rb.n_pair_blocks;
+    const int64_t far_floats = int64_t(rb.n_groups) + rb.n_pair_blocks + rb.n_bodies;  // far, travel
     return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
-           (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + 2 * items + V::W - 1) / V::W;
+           (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + far_floats + V::W - 1) / V::W;
   }
   LaneScratch(const RobotView& rb, float* mem) {
     V* p = reinterpret_cast<V*>(mem);
