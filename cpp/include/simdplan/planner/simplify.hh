@@ -70,7 +70,7 @@ class Simplifier {
   // shorter than the stretch it replaces by at least the fraction min_gain of that stretch
   // PERF: most draws join points near one vertex and would cut a corner by a hair; their checks cost
   // as much as any other of their length. A 1% floor, side by side with none (seeds 0-1, generated
-  // problems): simplification median -25% to -40% on each of five robots, discrete and certified,
+  // problems): simplification median -23% to -43% on each of five robots, discrete and certified,
   // mean final cost between -0.3% and +0.8%; 700 MotionBenchMaker panda problems: certified 163 ->
   // 112 us, discrete 119 -> 87 us, mean final cost +0.2% / +0.3%.
   void shortcut(std::vector<float>& p, int32_t attempts, double min_gain = 0.0) {
