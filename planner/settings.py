@@ -74,8 +74,8 @@ class PlannerSettings:
     simplify_iterations: random shortcut attempts (default 30; see benchmarks/README.md).
     shortcut_min_gain: a random shortcut is checked (and taken) only when it is shorter than the
       stretch of path it replaces by at least this fraction of that stretch (default 0.01; 0 takes
-      any shortening). Draws below it still count as attempts: most join points near one vertex and
-      would cut a corner by a hair at the cost of a full edge check (see benchmarks/README.md).
+      any shortening). Draws below it still count as attempts: two points near one vertex cut its
+      corner by a hair at the cost of a full edge check (see benchmarks/README.md).
     smooth_passes: Laplacian smoothing passes after shortcutting (default 1; each pass shortens the
       path a little and costs time; see benchmarks/README.md).
     interpolate: if set, the returned path is resampled so consecutive waypoints are at most

@@ -68,8 +68,8 @@ class Simplifier {
 
   // random shortcuts between points on two different edges; a shortcut is checked only when it is
   // shorter than the stretch it replaces by at least the fraction min_gain of that stretch
-  // PERF: most draws join points near one vertex and would cut a corner by a hair; their checks cost
-  // as much as any other of their length. A 1% floor, side by side with none (seeds 0-1, generated
+  // PERF: a draw of two points near one vertex cuts its corner by a hair, yet its check costs as much
+  // as any other edge of its length. A 1% floor, side by side with none (seeds 0-1, generated
   // problems): simplification median -23% to -43% on each of five robots, discrete and certified,
   // mean final cost between -0.3% and +0.8%; 700 MotionBenchMaker panda problems: certified 163 ->
   // 112 us, discrete 119 -> 87 us, mean final cost +0.2% / +0.3%.
