@@ -98,6 +98,31 @@ SIMDPLAN_INLINE bool pair_far(const RobotView& rb, const LaneScratch<V>& s, int3
   return true;
 }
 
+// edge_far's test of pair block q (two or more pairs) on lanes `live`: its two side bounds apart by
+// more than `grow`, or else a group side's spheres clear of the other side's bound (a forearm next to
+// a hand of many links).
+template <class V>
+SIMDPLAN_INLINE bool block_far(const RobotView& rb, const LaneScratch<V>& s, int32_t q, float grow, float padding,
+                               typename V::Mask live) {
+  const int32_t side0 = rb.pair_block_side[2 * q], side1 = rb.pair_block_side[2 * q + 1];
+  V ax, ay, az, ar, bx, by, bz, br;
+  block_side(rb, s, side0, padding, ax, ay, az, ar);
+  block_side(rb, s, side1, padding, bx, by, bz, br);
+  const V gv = V::fill(grow);
+  if (!(sphere_sphere_hit2(ax, ay, az, ar, bx, by, bz, br + gv) & live).any()) return true;
+  if (side0 < 0 && side1 < 0) return false;
+  const int32_t g = side0 >= 0 ? side0 : side1;
+  const V ox = side0 >= 0 ? bx : ax, oy = side0 >= 0 ? by : ay, oz = side0 >= 0 ? bz : az;
+  const V orad = (side0 >= 0 ? br : ar) + gv;
+  s.place(rb, g);
+  for (int32_t k = rb.group_begin[g]; k < rb.group_end[g]; ++k)
+    if ((sphere_sphere_hit2(s.sx[k], s.sy[k], s.sz[k], V::fill(rb.spheres[4 * k + 3] + padding), ox, oy, oz, orad) &
+         live)
+            .any())
+      return false;
+  return true;
+}
+
 // After the first chunk of a discrete Link passed (lanes `live`, holding samples i0 = first + P l),
 // marks in s.far the tests that cannot hit on any later chunk, whose samples i0 + c (c < P) lie
 // within (P - 1) / n of the edge from one of them; returns true when every test is far.
@@ -149,33 +174,19 @@ SIMDPLAN_INLINE bool edge_far(const RobotView& rb, const EnvironmentView& env, c
   }
   const bool lists = padding <= rb.list_max_padding;
   for (int32_t q = 0; q < nk; ++q) {
-    V ax, ay, az, ar, bx, by, bz, br;
-    block_side(rb, s, rb.pair_block_side[2 * q], padding, ax, ay, az, ar);
-    block_side(rb, s, rb.pair_block_side[2 * q + 1], padding, bx, by, bz, br);
-    const V bound = V::fill(grow((lists ? rb.block_list_reach : rb.block_reach) + int64_t(q) * nb));
-    bool clear = !(sphere_sphere_hit2(ax, ay, az, ar, bx, by, bz, br + bound) & live).any();
-    // a group side's spheres against the other side's bound (a forearm next to a hand of many links)
-    const int32_t side0 = rb.pair_block_side[2 * q], side1 = rb.pair_block_side[2 * q + 1];
-    if (!clear && (side0 >= 0 || side1 >= 0)) {
-      const int32_t g = side0 >= 0 ? side0 : side1;
-      const V ox = side0 >= 0 ? bx : ax, oy = side0 >= 0 ? by : ay, oz = side0 >= 0 ? bz : az;
-      const V orad = (side0 >= 0 ? br : ar) + bound;
-      s.place(rb, g);
-      clear = true;
-      for (int32_t k = rb.group_begin[g]; clear && k < rb.group_end[g]; ++k)
-        clear = !(sphere_sphere_hit2(s.sx[k], s.sy[k], s.sz[k], V::fill(rb.spheres[4 * k + 3] + padding), ox, oy, oz,
-                                     orad) &
-                  live)
-                     .any();
-    }
+    const int32_t pb = rb.pair_block_begin[q], pe = rb.pair_block_begin[q + 1];
+    // a block of one pair is that pair (pair_far runs the same tests), as check_lanes has it
+    bool clear = pe - pb > 1 &&
+                 block_far(rb, s, q, grow((lists ? rb.block_list_reach : rb.block_reach) + int64_t(q) * nb), padding,
+                           live);
     // links next to each other (the ur5's base and upper arm) keep their bounds close in every
     // configuration, while their spheres may stay apart: the block is far when each of its pairs is
-    for (int32_t i = rb.pair_block_begin[q]; !clear && i < rb.pair_block_begin[q + 1]; ++i) {
+    for (int32_t i = pb; !clear && i < pe; ++i) {
       const int32_t p = rb.pair_order[i];
       const bool listed = lists && rb.pair_ranges[2 * p] >= 0;
       if (!pair_far(rb, s, p, grow((listed ? rb.pair_list_reach : rb.pair_reach) + int64_t(p) * nb), padding, live))
         break;
-      clear = i + 1 == rb.pair_block_begin[q + 1];
+      clear = i + 1 == pe;
     }
     s.far[ng + q] = clear ? 1.0f : 0.0f;
     all = all && clear;
