@@ -44,10 +44,10 @@ struct Rows {
 };
 
 // lanes 0 .. 15 of a block: part p holds lanes p N .. p N + N - 1
-[[gnu::always_inline]] inline Rows lanes_from(int32_t base) {
+[[gnu::always_inline]] inline Rows block_lanes() {
   Rows r;
   for (int p = 0; p < kParts; ++p)
-    for (int l = 0; l < kWidth; ++l) r.part[p][l] = base + p * kWidth + l;
+    for (int l = 0; l < kWidth; ++l) r.part[p][l] = p * kWidth + l;
   return r;
 }
 
@@ -122,7 +122,7 @@ void sweep(const float* const* cols, size_t n, int32_t dof, const float* q, size
   Block low;  // per lane: the least distance so far and its row (the first such row)
   Rows row;
   for (int p = 0; p < kParts; ++p) low.part[p] = FN{} + kInf, row.part[p] = IN{} - 1;
-  const Rows lane = lanes_from(0);
+  const Rows lane = block_lanes();
   for (size_t i = begin; i < n; i += kBlock) {
     Block d = block_d2(cols, i, dof, q);
     for (int p = 0; p < kParts; ++p) {
@@ -165,7 +165,7 @@ void tree_search(const KdNode* nodes, const float* const* leaf_cols, const int32
       const size_t i = size_t(nd.begin + k);
       const Block d = block_d2(leaf_cols, i, dof, q);
       const float m = block_min(d);
-      if (m < bd) bd = m, best = leaf_point[i + size_t(first_row_at(d, lanes_from(0), m))];
+      if (m < bd) bd = m, best = leaf_point[i + size_t(first_row_at(d, block_lanes(), m))];
     }
     do {
       if (top == 0) return;
