@@ -41,8 +41,8 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
     // farthest-first connections and the random shortcuts. Smoothing's small moves and the last
     // vertex drops are mostly free, where the prefilter costs more than it saves. Against no
     // prefilter in simplification (same paths): certified simplification mean -2% to -20% on five
-    // robots' generated problems and the 700 MotionBenchMaker panda problems, medians within noise
-    // (panda) to -18% (mobile manipulator); among point clouds median -14%.
+    // robots' generated problems and 140 MotionBenchMaker panda problems (20 per class), medians
+    // within noise (panda) to -18% (mobile manipulator); among point clouds median -14%.
     // PERF: farthest-first on the planner's path, then shortcuts; side by side on the 699 panda
     // MotionBenchMaker plans (seed 0, interleaved runs) against neighbour-only reduction first:
     // simplification median 226 -> 205 us, mean 235 -> 207 us; final cost median 4.85 both, mean
