@@ -17,11 +17,12 @@ problem i is the same whatever ``n`` is, and the same on every machine):
    open cage of bars; start above it, goal inside) and ``box`` (an open bin on a table; start above,
    goal inside). Obstacles are boxes, spheres and capsules, which every checker here models exactly.
 3. Start and goals: random configurations, kept when they are valid in the scene, at least
-   ``END_CLEARANCE`` (1 mm) from contact, and an end effector lies in the start (goal) region. A problem is drawn again (up to ``MAX_TRIES`` times)
-   when its straight line from start to goal is already free (every problem needs a planner), or
-   when RRT-Connect does not solve it within ``solvable_iterations`` iterations: random
-   configurations often lie in different components of the free space (an arm on either side of
-   its torso), and a problem no planner can solve measures nothing. The budget is in iterations,
+   ``END_CLEARANCE`` (1 mm) from contact, and an end effector lies in the start (goal) region. A
+   problem is drawn again (up to ``MAX_TRIES`` times) when its straight line from start to goal is
+   already free (every problem needs a planner), or when RRT-Connect does not solve it within
+   ``solvable_iterations`` iterations: random configurations often lie in different components of
+   the free space (an arm on either side of its torso), and a problem no planner can solve measures
+   nothing. The budget is in iterations,
    not seconds, so the problems are the same on every machine. The checks of all problems still
    open run at once (simdplan.plan_many, every core); each check's seed comes from its problem's
    stream, so the number of cores changes nothing.
@@ -257,7 +258,8 @@ def _pick(robot, env, rng, tips, inv, region, count: int) -> np.ndarray:
         # the first valid ones clear of contact, in order; clearances (costlier than validity) only
         # for as many as may be needed
         while len(Q) and len(out) < count:
-            head, Q = Q[: count - len(out) + 8], Q[count - len(out) + 8:]
+            take = count - len(out) + 8  # and a few more, in case some are too close
+            head, Q = Q[:take], Q[take:]
             out.extend(head[robot.clearance_many(head, env) >= END_CLEARANCE][: count - len(out)])
         if len(out) >= count:
             break
