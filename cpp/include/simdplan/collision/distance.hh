@@ -316,8 +316,22 @@ SIMDPLAN_INLINE V pair_self_min(const RobotView& rb, const LaneScratch<V>& s, in
   s.place(rb, g);
   const int32_t lb = rb.pair_ranges[2 * p], le = rb.pair_ranges[2 * p + 1];
   if (use_lists && lb >= 0 && padding <= rb.list_max_padding) {
+    // The list is sorted by its first sphere i; i's gap to g's bound is a lower bound of its gap to
+    // every sphere of g, so where it cannot lower best on any lane, i's pairs are skipped (as
+    // pair_vs_self does for collisions). NOTE: that bound's float rounding (a few ulps of the
+    // coordinates) is far inside kCertifyMargin.
+    // PERF: same certificates (plan hashes of five robots' generated problems); certified
+    // simplification median, two alternating runs: panda 147-149 -> 116-119 us, ur5 192-226 ->
+    // 150-159, iiwa 142-144 -> 123-138; certified planning median panda 75-79 -> 69-70 us.
+    int32_t cur = -1;
+    bool near = true;
     for (int32_t k = lb; k < le; ++k) {
       const int32_t i = rb.sphere_pairs[2 * k], j = rb.sphere_pairs[2 * k + 1];
+      if (i != cur) {
+        cur = i;
+        near = (gap(s.sx[i], s.sy[i], s.sz[i], s.bx[g], s.by[g], s.bz[g], rb.spheres[4 * i + 3] + rg) < best).any();
+      }
+      if (!near) continue;
       best = vmin(best, gap(s.sx[i], s.sy[i], s.sz[i], s.sx[j], s.sy[j], s.sz[j],
                             rb.spheres[4 * i + 3] + rb.spheres[4 * j + 3]));
     }
