@@ -261,10 +261,11 @@ def test_body_bounds_and_pair_blocks_change_no_answer(isa, seed):
         assert robot.is_motion_valid(a, b, env) == twin.is_motion_valid(a, b, env)
 
 
-def planner_link(robot, a, b, env, resolution):
-    """The planners' discrete Link kernel (the one with the shortcuts between chunks of samples)."""
+def planner_link(robot, a, b, env, resolution, wide=False):
+    """The planners' discrete Link kernel (the one with the shortcuts between chunks of samples);
+    wide: the simplifier's, which takes `lanes` samples at a time instead of `motion_lanes`."""
     return robot._model.planner_link(robot._env_model(env, 0.0), np.asarray(a, float), np.asarray(b, float),
-                                     float(resolution), 0.0)
+                                     float(resolution), 0.0, wide)
 
 
 def chunk_starts(n: int, lanes: int, first: int = 0) -> np.ndarray:
@@ -283,7 +284,7 @@ def compare_later_chunks(robot, rng, pebbles=0) -> int:
     env, _ = ref.make_environment(random_specs(rng, 8))
     for k in range(pebbles):
         env.add_sphere(rng.uniform(-0.6, 0.6, 3), float(rng.uniform(0.003, 0.01)), name=f"pebble{k}")
-    lanes = simdplan.info()["lanes"]
+    lanes = simdplan.info()["motion_lanes"]
     Q = random_configs(robot, rng, 400)
     later_only = 0
     for a in Q[robot.is_valid_many(Q, env)][:30]:
@@ -293,6 +294,7 @@ def compare_later_chunks(robot, rng, pebbles=0) -> int:
             n = robot.motion_samples(a, b, res)
             fast, plain = planner_link(robot, a, b, env, res), planner_link(twin, a, b, env, res)
             assert fast == plain, (a, b, res)
+            assert planner_link(robot, a, b, env, res, wide=True) == plain, (a, b, res)
             first_chunk = a + np.outer(chunk_starts(n, lanes) / n, b - a)
             later_only += bool(not plain and twin.is_valid_many(first_chunk, env).all())
     return later_only
@@ -324,7 +326,7 @@ def test_a_graze_after_the_first_chunk_is_still_found(isa):
     b.joint("j", "revolute", "base", "arm", limits=(-3, 3))
     robot = b.build()
     twin = plain_twin(robot)
-    lanes = simdplan.info()["lanes"]
+    lanes = simdplan.info()["motion_lanes"]
     n = 8 * lanes - 1  # eight chunks: the first holds samples 0, 8, 16, ...
     a, q1 = np.array([0.0]), np.array([1.0])
     res = float(n)
@@ -338,6 +340,7 @@ def test_a_graze_after_the_first_chunk_is_still_found(isa):
         assert robot.is_valid_many(a + np.outer(firsts / n, q1 - a), ball).all()
         assert not twin.is_motion_valid(a, q1, ball, res) and not planner_link(twin, a, q1, ball, res)
         assert not planner_link(robot, a, q1, ball, res), i
+        assert not planner_link(robot, a, q1, ball, res, wide=True), i
     clear = simdplan.Environment()
     clear.add_sphere([0.0, 0.0, 0.3], 0.05, name="above")
     assert planner_link(robot, a, q1, clear, res) and planner_link(twin, a, q1, clear, res)

@@ -13,7 +13,9 @@ import simdplan
 from simdplan import robots as sp_robots
 
 KNOWN = ("scalar", "avx2", "avx512")
-LANES = {"scalar": 1, "avx2": 8, "avx512": 16}
+# configurations per batch kernel call, and samples per chunk of the planners' Link while trees grow
+LANES = {"scalar": 1, "avx2": 16, "avx512": 16}
+MOTION_LANES = {"scalar": 1, "avx2": 8, "avx512": 16}
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ def test_info_reports_the_isa():
     assert info["isa"] in KNOWN
     assert info["version"] == simdplan.__version__
     assert info["available_isas"] == simdplan.available_isas()
-    assert info["lanes"] == LANES[info["isa"]]
+    assert info["lanes"] == LANES[info["isa"]] and info["motion_lanes"] == MOTION_LANES[info["isa"]]
     assert set(info["available_isas"]) <= set(info["compiled_isas"]) <= set(KNOWN)
     assert info["available_isas"][0] == "scalar"  # the scalar build is always there
     # worst to best
@@ -52,7 +54,7 @@ def test_set_isa_switches_and_info_follows(restore_isa):
         simdplan.set_isa(name)
         assert simdplan.isa() == name
         info = simdplan.info()
-        assert info["isa"] == name and info["lanes"] == LANES[name]
+        assert info["isa"] == name and info["lanes"] == LANES[name] and info["motion_lanes"] == MOTION_LANES[name]
 
 
 def test_set_isa_refuses_unknown_names(restore_isa):

@@ -28,7 +28,9 @@ NB_MODULE(_core, m) {
   m.def("available_isas", &simdplan::available_isas, "ISA builds this CPU can run, worst to best");
   m.def("set_isa", &simdplan::set_isa, nb::arg("name"), "Use the named ISA build for every later call");
   m.def("isa", []() { return std::string(simdplan::active().name); }, "Name of the ISA build in use");
-  m.def("lanes", []() { return simdplan::active().lanes; }, "Configurations per SIMD vector in use");
+  m.def("lanes", []() { return simdplan::active().lanes; }, "Configurations per kernel call in use");
+  m.def("motion_lanes", []() { return simdplan::active().motion_lanes; },
+        "Samples per chunk of the planners' discrete Link while trees grow");
   m.def(
       "active_tables",
       [] {

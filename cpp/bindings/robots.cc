@@ -151,13 +151,15 @@ void bind_robots(nb::module_& m) {
       .def(
           "planner_link",
           [](const RobotModel& r, const Environment& env, const InArray& q0, const InArray& q1, double resolution,
-             float padding) {
+             float padding, bool wide) {
             const Strided a = as_vector(q0, r.dof(), "q0"), b = as_vector(q1, r.dof(), "q1");
             nb::gil_scoped_release release;
-            return r.planner_link(env, a, b, resolution, padding);
+            return r.planner_link(env, a, b, resolution, padding, wide);
           },
           nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("resolution"), nb::arg("padding"),
-          "The planners' discrete Link kernel (float32 samples, the shortcuts between chunks); for tests.")
+          nb::arg("wide") = false,
+          "The planners' discrete Link kernel (float32 samples, the shortcuts between chunks; wide: the "
+          "simplifier's, lanes samples at a time); for tests.")
       .def(
           "motion_samples",
           [](const RobotModel& r, const InArray& q0, const InArray& q1, double resolution) {

@@ -70,13 +70,16 @@ def cpu_model() -> str:
 
 
 def info() -> dict:
-    """What the core runs on: ISA in use, lanes per vector, compiled and runnable ISAs, version."""
+    """What the core runs on: ISA in use, configurations per kernel call (``lanes``; the planners'
+    discrete Link while trees grow takes ``motion_lanes`` samples at a time), compiled and runnable
+    ISAs, version."""
     from simdplan import __version__
 
     return {
         "version": __version__,
         "isa": _core.isa(),
         "lanes": _core.lanes(),
+        "motion_lanes": _core.motion_lanes(),
         "available_isas": list(_core.available_isas()),
         "compiled_isas": list(_core.compiled_isas()),
         "forced_by_env": os.environ.get(_ISA_ENV) or None,

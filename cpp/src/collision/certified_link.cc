@@ -27,7 +27,7 @@ float inverse(double len) { return len > 0 ? static_cast<float>(std::min(1.0 / l
 
 }  // namespace
 
-CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb), k_(k), W_(k.lanes) {
+CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb), k_(k), W_(k.distance_lanes) {
   body_motion_.resize(size_t(rb.n_bodies));
   cap_env_.resize(size_t(rb.n_groups));
   len_env_.resize(size_t(rb.n_groups));

@@ -355,7 +355,7 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
 }
 
 bool RobotModel::planner_link(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
-                              float padding) const {
+                              float padding, bool wide) const {
   require_clouds(env, padding);
   const KernelTable& k = active();
   bool in_limits;
@@ -365,8 +365,8 @@ bool RobotModel::planner_link(const Environment& env, const Strided& q0, const S
   convert_row(q0, 0, ends.data(), "q0");
   convert_row(q1, 0, ends.data() + a_.dof, "q1");
   CheckState state;
-  return k.check_motion(&view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n, padding,
-                        scratch(k.scratch_floats(&view_)), &state);
+  return (wide ? k.check_motion_wide : k.check_motion)(&view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n,
+                                                       padding, scratch(k.scratch_floats(&view_)), &state);
 }
 
 void RobotModel::fk_spheres(const Strided& q, float* out) const {
@@ -455,7 +455,7 @@ void RobotModel::clearance_many(const Environment& env, const Strided& q, float 
                                 float* self_out) const {
   require_distances(env);
   const KernelTable& k = active();
-  const int32_t W = k.lanes, ng = view_.n_groups, np = view_.n_pairs;
+  const int32_t W = k.distance_lanes, ng = view_.n_groups, np = view_.n_pairs;
   std::vector<float> rows(size_t(W) * std::max(a_.dof, 1));
   std::vector<float> cap_env(size_t(std::max(ng, 1)), HUGE_VALF), cap_pair(size_t(std::max(np, 1)), HUGE_VALF);
   std::vector<float> eo(size_t(W) * std::max(ng, 1)), po(size_t(W) * std::max(np, 1));

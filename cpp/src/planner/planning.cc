@@ -36,6 +36,7 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
   out.stats.initial_cost = planner::path_cost(path, dof);
   const auto t0 = Clock::now();
   planner::Simplifier simp(check, rng);
+  check.set_wide(true);  // simplification's edges are mostly free
   if (s.simplify) {
     // PERF: certified Link's discrete prefilter (Checker::motion) where tries often collide: the
     // farthest-first connections and the random shortcuts. Smoothing's small moves and the last
@@ -55,6 +56,7 @@ void finish(Checker& check, std::vector<float> path, const PlannerSettings& s, p
     simp.reduce_vertices(path);
   }
   if (s.interpolate > 0) out.interpolation = simp.interpolate(path, s.interpolate);
+  check.set_wide(false);
   out.stats.simplify_time_ns = ns_since(t0);
   out.stats.final_cost = planner::path_cost(path, dof);
   out.path = to_double(path);

@@ -24,7 +24,12 @@ enum DistanceFlags : uint32_t {
 
 struct KernelTable {
   const char* name;  // "scalar", "avx2", "avx512"
-  int32_t lanes;     // configurations evaluated together
+  // configurations evaluated together by check, check_motion_wide and the FK kernels
+  int32_t lanes;
+  // samples per chunk of check_motion, the planners' Link while trees grow (at most lanes)
+  int32_t motion_lanes;
+  // configurations per call of distances (certified Link's samples per kernel pass)
+  int32_t distance_lanes;
 
   // Floats of scratch memory the kernels below need for this robot.
   int64_t (*scratch_floats)(const RobotView* robot);
@@ -39,19 +44,24 @@ struct KernelTable {
                 bool stop_at_first, uint8_t* free_inout, float* scratch, CheckState* state);
 
   // Discrete Link(a, b) (dof float32 each): true iff the samples a + (i/n)(b - a), i = first .. last,
-  // are all collision-free; they are built in the lanes in rake order (collision/discrete_link.hh).
+  // are all collision-free; they are built in the lanes in rake order (collision/discrete_link.hh),
+  // motion_lanes at a time.
   bool (*check_motion)(const RobotView* robot, const EnvironmentView* env, const float* a, const float* b, int64_t n,
                        int64_t first, int64_t last, float padding, float* scratch, CheckState* state);
+  // The same answer, `lanes` samples at a time: for edges that are mostly free (simplification),
+  // where wider calls share the kernel's per-call work among more samples.
+  bool (*check_motion_wide)(const RobotView* robot, const EnvironmentView* env, const float* a, const float* b,
+                            int64_t n, int64_t first, int64_t last, float padding, float* scratch, CheckState* state);
 
   // Collision-free test of ONE configuration (dof float32, limits already checked), robot spheres in
   // the lanes (see collision/validity_one.hh). Scratch: one_scratch_floats.
   int64_t (*one_scratch_floats)(const RobotView* robot);
   bool (*check_one)(const RobotView* robot, const EnvironmentView* env, const float* q, float padding, float* scratch);
 
-  // Clearances of count <= lanes configurations (rows of q, count x dof float32), the contract of
-  // collision/distance.hh: env_out[g * lanes + l] (per group, capped at cap_env[g]) and
-  // pair_out[p * lanes + l] (per self pair, sorted order, capped at cap_pair[p]), under DistanceFlags.
-  // Returns the bits of the rows with a negative clearance.
+  // Clearances of count <= distance_lanes configurations (rows of q, count x dof float32), the
+  // contract of collision/distance.hh: env_out[g * distance_lanes + l] (per group, capped at
+  // cap_env[g]) and pair_out[p * distance_lanes + l] (per self pair, sorted order, capped at
+  // cap_pair[p]), under DistanceFlags. Returns the bits of the rows with a negative clearance.
   // Point clouds need their nearest-point trees (Environment::require_cloud_nearest).
   int64_t (*distance_scratch_floats)(const RobotView* robot);
   uint32_t (*distances)(const RobotView* robot, const EnvironmentView* env, const float* q, int32_t count,

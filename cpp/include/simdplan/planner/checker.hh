@@ -70,6 +70,9 @@ class Checker {
 
   // Certified Link only: run the discrete samples first (see motion()).
   void set_discrete_prefilter(bool on) { prefilter_ = on; }
+  // Discrete samples `lanes` at a time (KernelTable::check_motion_wide) rather than motion_lanes:
+  // for callers whose edges are mostly free (simplification). Same answers.
+  void set_wide(bool on) { wide_ = on; }
   // Certified Link only: give up on an edge (not free) after this many kernel passes (0: never).
   void set_certificate_passes(int32_t n) { max_passes_ = n; }
 
@@ -114,15 +117,16 @@ class Checker {
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.edge_checks += 1;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
+    const auto link = wide_ ? k_.check_motion_wide : k_.check_motion;
     if (deadline_ == nullptr || last - first < kDeadlineChunk)
-      return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+      return link(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
     // A long edge (a fine resolution, a long shortcut) is checked in chunks with the deadline asked
     // between them, so one edge cannot hold a call past its time limit. An edge cut short counts
     // as not free: callers then see the deadline passed and stop.
     for (int64_t lo = first; lo <= last; lo += kDeadlineChunk) {
       if (deadline_->passed()) return false;
       const int64_t hi = std::min(last, lo + kDeadlineChunk - 1);
-      if (!k_.check_motion(&rb_, &env_, a, b, n, lo, hi, padding_, aligned_scratch(lanes_), &state_)) return false;
+      if (!link(&rb_, &env_, a, b, n, lo, hi, padding_, aligned_scratch(lanes_), &state_)) return false;
     }
     return true;
   }
@@ -130,11 +134,12 @@ class Checker {
   // One kernel pass of discrete samples spread over the edge (at most one per lane, fewer than the
   // resolution asks on long edges): the certified Link's early out for colliding edges.
   bool coarse_discrete(const float* a, const float* b, Known known) {
-    const int64_t n = std::min<int64_t>(intervals(a, b), k_.lanes - 1);
+    const int64_t n = std::min<int64_t>(intervals(a, b), (wide_ ? k_.lanes : k_.motion_lanes) - 1);
     const int64_t first = known == Known::none ? 0 : 1;
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    return k_.check_motion(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+    const auto link = wide_ ? k_.check_motion_wide : k_.check_motion;
+    return link(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
   }
 
   // Long Link checks ask this deadline between chunks of samples (nullptr: never cut short).
@@ -153,6 +158,7 @@ class Checker {
   double min_step_;
   std::unique_ptr<CertifiedLink> certified_;
   bool prefilter_ = true;
+  bool wide_ = false;
   int32_t max_passes_ = 0;
   CheckState state_;  // what this planner's edge checks learned (collision/check_state.hh)
   const Deadline* deadline_ = nullptr;
