@@ -35,10 +35,10 @@ using VecN = Vec;
 // PERF: a kernel call's scalar work (which test next, what is computed yet) is paid once per call, so
 // 16 configurations per call (two __m256 halves) cost less per configuration than 8 where most are
 // free: AVX2, ur5 planned-path configurations 91-92 -> 74-76 ns each, panda 74 -> 64 ns; discrete
-// simplification median -15% to -30% on five robots. Growing trees, where most edges collide in
-// their first chunk, keep 8 lanes: with 16 their planning means rose 10-25% (panda, ur5, iiwa).
-// So do certificates (8 samples per clearance pass): with 16, certified planning means rose 13-15%
-// on the panda and the ur5.
+// simplification median -6% to -22% on five robots (two alternating runs, same plans). Growing
+// trees, where most edges collide in their first chunk, keep 8 lanes: with 16 their planning means
+// rose 10-25% (panda, ur5, iiwa). So do certificates (8 samples per clearance pass): with 16,
+// certified planning means rose 13-15% on the panda and the ur5.
 using VecOne = Vec;
 using VecK = VecAvx2x2;
 using VecN = Vec;
