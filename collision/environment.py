@@ -274,7 +274,9 @@ class Environment:
     def add_plane(self, normal, offset=0.0, *, name: str | None = None) -> int:
         """Half-space ``{p : normal . p <= offset}`` (normal normalised; it points into free space)."""
         n = as_finite(normal, (3,), "plane normal")
-        norm = float(np.linalg.norm(n))
+        # math.hypot scales before squaring: np.linalg.norm of [1e200, 0, 0] overflows to inf and
+        # would leave a zero normal, a plane that holds every point
+        norm = math.hypot(*n)
         if norm < 1e-9:
             raise ValueError("plane normal must be non-zero")
         off = float(as_finite(offset, (), "plane offset"))

@@ -7,6 +7,7 @@ Environment.add_* / remove, and URDF / SRDF files that are missing, malformed or
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 import pytest
@@ -441,6 +442,24 @@ def test_bad_plane_normal(normal):
     with pytest.raises(ValueError, match="normal"):
         env.add_plane(normal, 0.0)
     assert len(env) == 0
+
+
+def test_plane_normal_of_huge_components_is_normalised_not_zeroed():
+    """Components whose squares overflow float64 still give a unit normal (and no RuntimeWarning)."""
+    env = Environment()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        i = env.add_plane([1e200, 0, 0], 1e200)
+    params = env._obstacles[i].params
+    assert np.allclose(params["normal"], [1, 0, 0]) and params["offset"] == pytest.approx(1.0)
+
+
+def test_quaternion_of_huge_components_is_refused_without_a_warning():
+    env = Environment()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="quat"):
+            env.add_box([0, 0, 0], [0, 0, 1e200, 1e200], [0.1, 0.1, 0.1])
 
 
 @pytest.mark.parametrize("offset", [NAN, INF, "x"])

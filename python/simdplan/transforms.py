@@ -7,6 +7,8 @@ axes, i.e. ``R = Rz @ Ry @ Rx`` (the URDF ``rpy`` convention).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from simdplan.validation import as_finite
@@ -18,7 +20,7 @@ QUAT_NORM_TOLERANCE = 1e-3
 def quat_to_matrix(quat, name: str = "quat") -> np.ndarray:
     """Rotation matrix (3, 3) of a unit quaternion ``[x, y, z, w]``."""
     q = as_finite(quat, (4,), name)
-    norm = float(np.linalg.norm(q))
+    norm = math.hypot(*q)  # no overflow for huge finite entries (np.linalg.norm warns and gives inf)
     if abs(norm - 1.0) > QUAT_NORM_TOLERANCE:
         raise ValueError(f"{name} {q.tolist()} has norm {norm:.6g}; expected a unit quaternion [x, y, z, w]")
     x, y, z, w = q / norm
