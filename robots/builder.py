@@ -16,6 +16,8 @@ Everything is validated when it is added or, for the tree's shape, at ``build``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from simdplan.robots.description import (MOVABLE, JointDesc, LinkDesc, Mimic, RobotDescription, limits_error,
@@ -73,7 +75,7 @@ class RobotBuilder:
             pose[:3, 3] = _vec3(xyz, f"joint {name!r} xyz")
         ax = _vec3(axis, f"joint {name!r} axis")
         if type != "fixed":
-            n = float(np.linalg.norm(ax))
+            n = math.hypot(*ax)  # np.linalg.norm overflows to inf for huge entries, zeroing the axis
             if n < 1e-9:
                 raise ValueError(f"joint {name!r}: axis must not be zero")
             ax = ax / n

@@ -9,6 +9,7 @@ through meshes or other shapes is refused with a message saying how to get spher
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -202,7 +203,7 @@ def read_urdf(path: str | os.PathLike) -> RobotDescription:
         axis = np.array([1.0, 0.0, 0.0]) if j.axis is None else np.asarray(j.axis, dtype=float)
         lower, upper = -np.inf, np.inf
         if j.type in MOVABLE:
-            n = float(np.linalg.norm(axis))
+            n = math.hypot(*axis.ravel())  # np.linalg.norm overflows to inf for huge entries
             if not np.isfinite(n) or n < 1e-9:
                 raise _fail(path, f"joint {j.name!r} has a zero or non-finite axis {axis.tolist()}")
             axis = axis / n

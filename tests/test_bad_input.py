@@ -642,6 +642,22 @@ def test_zero_axis(tmp_path):
         Robot.from_urdf(write(tmp_path, text))
 
 
+def test_axis_of_huge_components_is_normalised_not_zeroed(tmp_path):
+    """An axis whose squared length overflows float64 is still a direction, in a URDF and in RobotBuilder."""
+    text = urdf(BASE, ARM, joint("jj", "revolute", "base", "arm", axis="0 0 1e200"))
+    b = sp_robots.RobotBuilder("huge_axis")
+    b.link("base", spheres=[[0, 0, 0, 0.05]])
+    b.link("arm", spheres=[[0.3, 0, 0, 0.05]])
+    b.joint("jj", "revolute", "base", "arm", axis=[0, 0, 1e200], limits=(-3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        robots = [Robot.from_urdf(write(tmp_path, text)), b.build()]
+    for robot in robots:  # turning the joint turns the arm's sphere about z
+        x0, y0, z0 = robot.fk(np.array([0.0]))[-1, :3]
+        assert np.allclose(robot.fk(np.array([0.5]))[-1, :3],
+                           [x0 * np.cos(0.5) - y0 * np.sin(0.5), x0 * np.sin(0.5) + y0 * np.cos(0.5), z0], atol=1e-5)
+
+
 def test_child_of_two_joints(tmp_path):
     text = urdf(BASE, ARM, link("c"), joint("j", "revolute", "base", "arm"), joint("k", "revolute", "c", "arm"))
     with pytest.raises(ValueError, match="arm"):
