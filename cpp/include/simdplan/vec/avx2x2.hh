@@ -29,6 +29,7 @@ struct MaskAvx2x2 {
 struct VecAvx2x2 {
   static constexpr int W = 16;
   using Mask = MaskAvx2x2;
+  using Half = VecAvx2;  // lane queries with native-width fast paths run per half (collision/obstacles.hh)
   VecAvx2 lo, hi;
 
   static SIMDPLAN_INLINE VecAvx2x2 load(const float* p) { return {VecAvx2::load(p), VecAvx2::load(p + 8)}; }
