@@ -58,16 +58,12 @@ bool check(const RobotView* rb, const EnvironmentView* env, const float* q, int6
   return check_batch<VecK>(*rb, *env, q, n, padding, stop_at_first, free_inout, scratch, state ? *state : local);
 }
 
+// check_motion (V = VecN) and check_motion_wide (V = VecK)
+template <class V>
 bool motion(const RobotView* rb, const EnvironmentView* env, const float* a, const float* b, int64_t n, int64_t first,
             int64_t last, float padding, float* scratch, CheckState* state) {
   CheckState local;
-  return check_motion<VecN>(*rb, *env, a, b, n, first, last, padding, scratch, state ? *state : local);
-}
-
-bool motion_wide(const RobotView* rb, const EnvironmentView* env, const float* a, const float* b, int64_t n,
-                 int64_t first, int64_t last, float padding, float* scratch, CheckState* state) {
-  CheckState local;
-  return check_motion<VecK>(*rb, *env, a, b, n, first, last, padding, scratch, state ? *state : local);
+  return check_motion<V>(*rb, *env, a, b, n, first, last, padding, scratch, state ? *state : local);
 }
 
 int64_t one_floats(const RobotView* rb) { return one_scratch_floats(*rb); }
@@ -92,9 +88,9 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
   fk_bodies_batch<VecK>(*rb, q, n, out, scratch);
 }
 
-const KernelTable kTable = {kThisIsaName, VecK::W,     VecN::W,      VecN::W,     &scratch_floats,
-                             &check,       &motion,     &motion_wide, &one_floats, &one,
-                             &dist_floats, &distances,  &fk_spheres,  &fk_bodies};
+const KernelTable kTable = {kThisIsaName, VecK::W,       VecN::W,       VecN::W,     &scratch_floats,
+                             &check,       &motion<VecN>, &motion<VecK>, &one_floats, &one,
+                             &dist_floats, &distances,    &fk_spheres,   &fk_bodies};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS
