@@ -68,11 +68,11 @@ SIMDPLAN_INLINE bool pair_far(const RobotView& rb, const LaneScratch<V>& s, int3
   const int32_t lb = rb.pair_ranges[2 * p], le = rb.pair_ranges[2 * p + 1];
   const V gv = V::fill(grow);
   auto sphere = [&](int32_t k) { return V::fill(rb.spheres[4 * k + 3] + padding); };
-  s.ensure_bound(rb, ga);
+  s.ensure_bound(rb, ga);  // and the frames place() reads
   s.ensure_bound(rb, gb);
-  s.place(rb, ga);
-  s.place(rb, gb);
   if (lb >= 0 && padding <= rb.list_max_padding) {
+    s.place(rb, ga);
+    s.place(rb, gb);
     for (int32_t e = lb; e < le; ++e) {
       const int32_t i = rb.sphere_pairs[2 * e], j = rb.sphere_pairs[2 * e + 1];
       if ((sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], sphere(i), s.sx[j], s.sy[j], s.sz[j], sphere(j) + gv) & live)
@@ -81,12 +81,15 @@ SIMDPLAN_INLINE bool pair_far(const RobotView& rb, const LaneScratch<V>& s, int3
     }
     return true;
   }
+  // spheres are placed only where the group bounds leave the pair in doubt
   const V rb_g = V::fill(rb.group_bound[4 * gb + 3] + padding) + gv;
   if (!(sphere_sphere_hit2(s.bx[ga], s.by[ga], s.bz[ga], V::fill(rb.group_bound[4 * ga + 3] + padding), s.bx[gb],
                            s.by[gb], s.bz[gb], rb_g) &
         live)
            .any())
     return true;
+  s.place(rb, ga);
+  s.place(rb, gb);
   for (int32_t i = rb.group_begin[ga]; i < rb.group_end[ga]; ++i) {
     if (!(sphere_sphere_hit2(s.sx[i], s.sy[i], s.sz[i], sphere(i), s.bx[gb], s.by[gb], s.bz[gb], rb_g) & live).any())
       continue;
