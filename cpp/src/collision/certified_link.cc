@@ -43,6 +43,7 @@ CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb
   pair_out_.resize(size_t(W_) * std::max(rb.n_pairs, 1));
   scratch_.resize(size_t(k.distance_scratch_floats(&rb)) + 16);
   pair_group_.resize(size_t(rb.n_pairs));
+  need_.resize(size_t(rb.n_groups));
   for (int32_t p = 0; p < rb.n_pairs; ++p) pair_group_[p] = rb.pairs[2 * p + 1];
 }
 
@@ -81,6 +82,31 @@ void CertifiedLink::set_caps(double span) {
   for (int32_t p = 0; p < rb_.n_pairs; ++p) cap_pair_[p] = static_cast<float>(len_pair_[p] * f + m);
 }
 
+// A group whose certificate already holds on every stretch this pass splits (tau_g(i) + tau_g(j) >
+// t_j - t_i) holds on every piece of them too, so its clearances (environment and the self pairs
+// it closes) are not measured at the new samples: their caps go negative (distance.hh) and their
+// tau is kBig. Sound: the group stays proven free between the stretch's old ends, whatever the new
+// samples; with exact arithmetic its tau at a new sample m would pass the pieces' tests anyway
+// (tau(m) >= tau(j) - (t_j - t_m), 1-Lipschitz), so the decisions are the same.
+// PERF: same plans and certificates (hashes of five robots' generated problems, every ISA);
+// certified plan + simplify instructions on 12 generated problems each (callgrind, AVX2):
+// panda -3.3%, ur5 -8.6%, mobile manipulator -11.1%.
+void CertifiedLink::skip_proven(int32_t split) {
+  const int32_t ng = rb_.n_groups;
+  std::fill(need_.begin(), need_.end(), 0);
+  for (int32_t s = 0; s < split; ++s) {
+    const auto [i, j] = open_[s];
+    const double dt = sample_t_[j] - sample_t_[i];  // the test of check(), in the same precision
+    const float* ti = tau_.data() + size_t(i) * ng;
+    const float* tj = tau_.data() + size_t(j) * ng;
+    for (int32_t g = 0; g < ng; ++g) need_[g] |= !(double(ti[g] + tj[g]) > dt);
+  }
+  for (int32_t g = 0; g < ng; ++g)
+    if (!need_[g]) cap_env_[g] = -1.0f;
+  for (int32_t p = 0; p < rb_.n_pairs; ++p)
+    if (!need_[pair_group_[p]]) cap_pair_[p] = -1.0f;
+}
+
 void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) {
   edge_bounds(a, b, 0.0f);
   const int32_t nb = rb_.n_bodies;
@@ -115,13 +141,13 @@ bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const f
   float* lanes = lane_tau_.data();
   for (int32_t g = 0; g < ng; ++g) {
     float* out = lanes + size_t(g) * W_;
-    if (inv_env_[g] > 0)
+    if (inv_env_[g] > 0 && cap_env_[g] >= 0)
       tau_row(env_out_.data() + size_t(g) * W_, inv_env_[g], out, count);
     else
       std::fill(out, out + count, kBig);
   }
   for (int32_t p = 0; p < rb_.n_pairs; ++p)
-    if (inv_pair_[p] > 0) tau_min(pair_out_.data() + size_t(p) * W_, inv_pair_[p], lanes + size_t(pair_group_[p]) * W_, count);
+    if (inv_pair_[p] > 0 && cap_pair_[p] >= 0) tau_min(pair_out_.data() + size_t(p) * W_, inv_pair_[p], lanes + size_t(pair_group_[p]) * W_, count);
   for (int32_t l = 0; l < count; ++l) {
     float* tau = tau_.data() + size_t(n_samples_) * ng;
     for (int32_t g = 0; g < ng; ++g) tau[g] = lanes[size_t(g) * W_ + l];
@@ -199,6 +225,7 @@ CertifyResult CertifiedLink::check(const EnvironmentView& env, const float* a, c
         ts[count++] = sample_t_[i] + (sample_t_[j] - sample_t_[i]) * double(k) / double(c + 1);
     }
     set_caps(span);
+    skip_proven(split);
     const int32_t first_new = int32_t(n_samples_);
     if (!evaluate(env, a, b, ts.data(), count, padding, collide_t))
       return {kCertCollision, evaluated_, collide_t};

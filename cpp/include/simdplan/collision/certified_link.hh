@@ -66,6 +66,7 @@ class CertifiedLink {
  private:
   void edge_bounds(const float* a, const float* b, float padding);
   void set_caps(double span);
+  void skip_proven(int32_t split);
   // evaluates count (<= lanes) samples at ts; appends their tau rows. Returns false on a collision
   // (collide_t set to the first colliding sample).
   bool evaluate(const EnvironmentView& env, const float* a, const float* b, const double* ts, int32_t count,
@@ -87,6 +88,7 @@ class CertifiedLink {
   std::vector<double> sample_t_;
   std::vector<float> tau_;                      // n_samples x n_groups
   std::vector<int32_t> pair_group_;             // later group of each pair
+  std::vector<uint8_t> need_;                   // per group: measured at this pass's samples
   int64_t evaluated_ = 0;
 };
 

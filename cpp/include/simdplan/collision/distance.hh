@@ -9,7 +9,9 @@
 // distance_lanes writes, per lane,
 //   env_out[g]  = min(cap_env[g],  min over group g's spheres and every obstacle of the clearance)
 //   pair_out[p] = min(cap_pair[p], min over the sphere pairs of self pair p of the self clearance)
-// (p in the sorted order of RobotView.pairs), under the DistanceFlags (kernels.hh). The caps say how
+// (p in the sorted order of RobotView.pairs), under the DistanceFlags (kernels.hh). A negative cap
+// says the caller does not need that entry: it is not measured and its output is +inf (a certificate's
+// later passes skip the groups already proven free on every stretch they split). The caps say how
 // far the caller needs to see:
 // obstacles and sphere pairs that cannot come below the current minimum are never visited, so a
 // small cap makes the query almost as cheap as a collision test, and an infinite cap gives exact
@@ -358,18 +360,31 @@ typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env,
   using M = typename V::Mask;
   const bool stop = flags & kDistStopAtCollision, running = flags & kDistRunningMin;
   const bool lower_ok = flags & kDistLowerBounds;
-  fk_groups(rb, s);
+  // frames and bounds on demand: entries with a negative cap need none
+  s.reset(rb);
   M hit = M::none();
-  V so_far = V::fill(HUGE_VALF);
+  const V inf = V::fill(HUGE_VALF);
+  V so_far = inf;
   // distal groups first, as in validity.hh: they meet obstacles first
   for (int32_t g = rb.n_groups - 1; g >= 0; --g) {
+    if (cap_env[g] < 0.0f) {
+      env_out[g] = inf;
+      continue;
+    }
+    s.ensure_bound(rb, g);
     const V start = running ? vmin(so_far, V::fill(cap_env[g])) : V::fill(cap_env[g]);
     env_out[g] = so_far = group_environment_min(rb, env, s, g, padding, start, lower_ok);
     hit = hit | (env_out[g] < V::zero());
     if (stop && hit.any()) return hit;
   }
-  so_far = V::fill(HUGE_VALF);
+  so_far = inf;
   for (int32_t p = 0; p < rb.n_pairs; ++p) {
+    if (cap_pair[p] < 0.0f) {
+      pair_out[p] = inf;
+      continue;
+    }
+    s.ensure_bound(rb, rb.pairs[2 * p]);
+    s.ensure_bound(rb, rb.pairs[2 * p + 1]);
     const V start = running ? vmin(so_far, V::fill(cap_pair[p])) : V::fill(cap_pair[p]);
     pair_out[p] = so_far = pair_self_min(rb, s, p, padding, flags & kDistUseLists, start);
     hit = hit | (pair_out[p] < V::zero());

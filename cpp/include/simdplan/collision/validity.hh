@@ -109,24 +109,6 @@ struct LaneScratch {
   }
 };
 
-// Every body frame and group bound centre of the joint values in s.q (for callers that need them
-// all, such as clearances); no sphere is placed yet.
-template <class V>
-SIMDPLAN_INLINE void fk_groups(const RobotView& rb, const LaneScratch<V>& s) {
-  int32_t g = 0;
-  for (int32_t b = 0; b < rb.n_bodies; ++b) {
-    fk_body(rb, b, s.q, s.frames);
-    s.body_ready[b] = 1.0f;
-    const V* T = s.frames + 12 * b;
-    for (; g < rb.n_groups && rb.group_body[g] == b; ++g) {
-      const float* gb = rb.group_bound + 4 * g;
-      fk_point(T, gb[0], gb[1], gb[2], s.bx[g], s.by[g], s.bz[g]);
-      s.placed[g] = 0.0f;
-      s.bound_ready[g] = 1.0f;
-    }
-  }
-}
-
 // Lanes h collided: marks them done and drops them from cand. True when the caller should stop
 // (every lane done, or any collision when stop_at_first).
 template <class M>
