@@ -28,7 +28,6 @@ float inverse(double len) { return len > 0 ? static_cast<float>(std::min(1.0 / l
 }  // namespace
 
 CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb), k_(k), W_(k.distance_lanes) {
-  body_motion_.resize(size_t(rb.n_bodies));
   cap_env_.resize(size_t(rb.n_groups));
   len_env_.resize(size_t(rb.n_groups));
   cap_pair_.resize(size_t(rb.n_pairs));
@@ -44,32 +43,48 @@ CertifiedLink::CertifiedLink(const RobotView& rb, const KernelTable& k) : rb_(rb
   scratch_.resize(size_t(k.distance_scratch_floats(&rb)) + 16);
   pair_group_.resize(size_t(rb.n_pairs));
   need_.resize(size_t(rb.n_groups));
+  // body-major copies of the reach tables (edge_bounds)
+  const int32_t nb = rb.n_bodies, ng = rb.n_groups, np = rb.n_pairs;
+  group_reach_t_.resize(size_t(nb) * ng);
+  pair_reach_t_.resize(size_t(nb) * np);
+  pair_list_reach_t_.resize(size_t(nb) * np);
+  for (int32_t k = 0; k < nb; ++k) {
+    for (int32_t g = 0; g < ng; ++g) group_reach_t_[size_t(k) * ng + g] = rb.group_reach[int64_t(g) * nb + k];
+    for (int32_t p = 0; p < np; ++p) {
+      pair_reach_t_[size_t(k) * np + p] = rb.pair_reach[int64_t(p) * nb + k];
+      pair_list_reach_t_[size_t(k) * np + p] = rb.pair_list_reach[int64_t(p) * nb + k];
+    }
+  }
   for (int32_t p = 0; p < rb.n_pairs; ++p) pair_group_[p] = rb.pairs[2 * p + 1];
 }
 
+// |scale_k (b - a)_dof(k)|: how far body k's joint moves along the edge (0 for fixed bodies)
+double CertifiedLink::body_motion(int32_t k, const float* a, const float* b) const {
+  const int32_t j = rb_.body_dof[k];
+  if (rb_.body_kind[k] == kBodyFixed || j < 0) return 0.0;
+  return std::fabs(double(rb_.body_scale[k])) * std::fabs(double(b[j]) - double(a[j]));
+}
+
+// PERF: the reach tables transposed (body-major), so each moving body adds its column to every
+// entry's bound in one contiguous (vectorized) loop; the sums run over the bodies in the same order
+// as a per-entry dot product, and a body that does not move adds exactly 0, so the bounds are the
+// same bit for bit.
 void CertifiedLink::edge_bounds(const float* a, const float* b, float padding) {
-  const int32_t nb = rb_.n_bodies;
-  for (int32_t k = 0; k < nb; ++k) {
-    const int32_t j = rb_.body_dof[k];
-    body_motion_[k] = (rb_.body_kind[k] == kBodyFixed || j < 0)
-                          ? 0.0
-                          : std::fabs(double(rb_.body_scale[k])) * std::fabs(double(b[j]) - double(a[j]));
-  }
-  auto bound = [&](const float* reach) {
-    double s = 0;
-    for (int32_t k = 0; k < nb; ++k) s += body_motion_[k] * reach[k];
-    return s;
-  };
-  for (int32_t g = 0; g < rb_.n_groups; ++g) {
-    len_env_[g] = bound(rb_.group_reach + int64_t(g) * nb);
-    inv_env_[g] = inverse(len_env_[g]);
-  }
+  const int32_t nb = rb_.n_bodies, ng = rb_.n_groups, np = rb_.n_pairs;
+  std::fill(len_env_.begin(), len_env_.end(), 0.0);
+  std::fill(len_pair_.begin(), len_pair_.end(), 0.0);
   // the kernel measures only the certified sphere pairs up to list_max_padding (kDistUseLists)
-  const float* pair_reach = padding <= rb_.list_max_padding ? rb_.pair_list_reach : rb_.pair_reach;
-  for (int32_t p = 0; p < rb_.n_pairs; ++p) {
-    len_pair_[p] = bound(pair_reach + int64_t(p) * nb);
-    inv_pair_[p] = inverse(len_pair_[p]);
+  const std::vector<float>& pair_reach = padding <= rb_.list_max_padding ? pair_list_reach_t_ : pair_reach_t_;
+  for (int32_t k = 0; k < nb; ++k) {
+    const double motion = body_motion(k, a, b);
+    if (motion == 0.0) continue;
+    const float* ge = group_reach_t_.data() + size_t(k) * ng;
+    for (int32_t g = 0; g < ng; ++g) len_env_[g] += motion * ge[g];
+    const float* pe = pair_reach.data() + size_t(k) * np;
+    for (int32_t p = 0; p < np; ++p) len_pair_[p] += motion * pe[p];
   }
+  for (int32_t g = 0; g < ng; ++g) inv_env_[g] = inverse(len_env_[g]);
+  for (int32_t p = 0; p < np; ++p) inv_pair_[p] = inverse(len_pair_[p]);
 }
 
 // A sample only ever bounds stretches no longer than `span` (the gap to its neighbours when it is
@@ -108,11 +123,10 @@ void CertifiedLink::skip_proven(int32_t split) {
 }
 
 void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) {
-  edge_bounds(a, b, 0.0f);
   const int32_t nb = rb_.n_bodies;
   for (int32_t i = 0; i < rb_.n_spheres; ++i) {
     double s = 0;
-    for (int32_t k = 0; k < nb; ++k) s += body_motion_[k] * rb_.sphere_reach[int64_t(i) * nb + k];
+    for (int32_t k = 0; k < nb; ++k) s += body_motion(k, a, b) * rb_.sphere_reach[int64_t(i) * nb + k];
     out[i] = s;
   }
 }

@@ -64,6 +64,7 @@ class CertifiedLink {
   void sphere_bounds(const float* a, const float* b, double* out);
 
  private:
+  double body_motion(int32_t k, const float* a, const float* b) const;
   void edge_bounds(const float* a, const float* b, float padding);
   void set_caps(double span);
   void skip_proven(int32_t split);
@@ -75,7 +76,6 @@ class CertifiedLink {
   const RobotView& rb_;
   const KernelTable& k_;
   int32_t W_;
-  std::vector<double> body_motion_;             // |scale_k dq_k| per body
   std::vector<float> cap_env_, cap_pair_;       // per group / pair: L + 2 margin
   std::vector<double> len_env_, len_pair_;      // L per group / pair
   std::vector<float> inv_env_, inv_pair_;       // 1 / L (0 where L = 0)
@@ -89,6 +89,7 @@ class CertifiedLink {
   std::vector<float> tau_;                      // n_samples x n_groups
   std::vector<int32_t> pair_group_;             // later group of each pair
   std::vector<uint8_t> need_;                   // per group: measured at this pass's samples
+  std::vector<float> group_reach_t_, pair_reach_t_, pair_list_reach_t_;  // RobotView's, body-major
   int64_t evaluated_ = 0;
 };
 
