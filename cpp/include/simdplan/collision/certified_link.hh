@@ -86,7 +86,8 @@ class CertifiedLink {
   std::vector<float> lane_tau_;                 // tau of one kernel call, n_groups x lanes
   std::vector<float> rows_, env_out_, pair_out_, scratch_;
   std::vector<double> sample_t_;
-  std::vector<float> tau_;                      // n_samples x n_groups
+  int32_t stride_ = 0;                          // floats per tau row: n_groups rounded up (kBig after)
+  std::vector<float> tau_;                      // n_samples x stride_
   std::vector<int32_t> pair_group_;             // later group of each pair
   std::vector<uint8_t> need_;                   // per group: measured at this pass's samples
   std::vector<float> group_reach_t_, pair_reach_t_, pair_list_reach_t_;  // RobotView's, body-major
