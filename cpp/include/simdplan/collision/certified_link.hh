@@ -19,9 +19,10 @@
 //
 // Divide and conquer, W samples per kernel call: the first call spreads W samples over the edge
 // (rake order, so most colliding edges end there); each later call splits the stretches not yet
-// certified, sharing the W lanes among them. A sample with a negative clearance is a collision. A
-// stretch shorter than min_step (joint-space distance) that is still not certified ends the check
-// as "undecided": too close to call, never reported free.
+// certified, sharing the W lanes among them; a group already proven on every stretch a call splits is
+// not measured at its new samples (its proof holds on the pieces). A sample with a negative
+// clearance is a collision. A stretch shorter than min_step (joint-space distance) that is still not
+// certified ends the check as "undecided": too close to call, never reported free.
 //
 // Float32: clearances are computed in float from float joint values; margin (kCertifyMargin) covers
 // their rounding (about 1e-6 m for a robot within a few metres of the origin) and the rounding of
