@@ -269,7 +269,7 @@ def test_bench_mbm_obstacles_as_meshes_or_hulls(kind, capsys):
 def test_bench_mbm_without_vamp_says_why(monkeypatch, capsys):
     from simdplan.bench import vamp_baseline
 
-    monkeypatch.setattr(vamp_baseline, "load", lambda name: (None, "VAMP is not installed (test)"))
+    monkeypatch.setattr(vamp_baseline, "load", lambda name, sampler="halton": (None, "VAMP is not installed (test)"))
     assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "1"]) == 0
     assert "VAMP side by side: not run (VAMP is not installed (test))" in capsys.readouterr().out
     assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "1", "--vamp", "on"]) == 2

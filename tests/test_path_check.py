@@ -161,7 +161,7 @@ def test_bench_shows_no_unmeasured_competitor_figures(monkeypatch, tmp_path, cap
     reference), with obstacles or point clouds."""
     from simdplan.bench import vamp_baseline
 
-    monkeypatch.setattr(vamp_baseline, "load", lambda name: (None, "VAMP is not installed (test)"))
+    monkeypatch.setattr(vamp_baseline, "load", lambda name, sampler="halton": (None, "VAMP is not installed (test)"))
     for extra in ([], ["--pointcloud", "300"]):
         out = tmp_path / "bench.json"
         assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "1", "--time-limit", "5",

@@ -110,3 +110,26 @@ def test_same_validity_as_vamps_own_importer():
         a = [base.module.validate(q.tolist(), ours) for q in Q]
         b = [base.module.validate(q.tolist(), theirs) for q in Q]
         assert a == b and 0 < sum(a) < len(a), cls
+
+
+def test_unknown_sampler_is_refused_by_name():
+    with pytest.raises(ValueError, match="halton, uniform.*'sobol'"):
+        vamp_baseline.VampBaseline(types.SimpleNamespace(), "panda", sampler="sobol")
+
+
+def test_uniform_sampler_plans_with_a_sequence_of_its_own():
+    """Where VAMP is installed: both samplers solve a cage problem, from different sample sequences
+    (the two runs' iteration counts differ), each the same on a second run (restarted per problem),
+    and the label says which sampler ran."""
+    pytest.importorskip("vamp")
+    scene = mbm.load(mode="reference", classes=["cage"], indices=[1])[0]
+    runs = {}
+    for sampler in vamp_baseline.SAMPLERS:
+        base, why = vamp_baseline.load("panda", sampler)
+        assert base is not None, why
+        env = base.environment(scene.env)
+        first, again = (base.plan(scene.start, scene.goals, env, simplify=False) for _ in range(2))
+        assert first["solved"] and again["iterations"] == first["iterations"], sampler
+        runs[sampler] = (first["iterations"], base.label)
+    assert runs["halton"][0] != runs["uniform"][0]
+    assert "uniform sampler" in runs["uniform"][1] and "sampler" not in runs["halton"][1]

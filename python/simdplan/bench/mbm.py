@@ -76,9 +76,10 @@ def as_pointcloud(scene, per_obstacle: int, min_dist: float, point_radius: float
              "build_us": tree.stats["build_ns"] / 1e3}, raw, pts)
 
 
-def vamp_for(vamp: str, robot, mode: str, planner: str | None, obstacles: str = "primitives"):
-    """(VAMP baseline or None, why it does not run) for ``--vamp`` ``vamp`` ("auto", "on", "off").
-    Raises RuntimeError for "on" when it cannot run."""
+def vamp_for(vamp: str, robot, mode: str, planner: str | None, obstacles: str = "primitives",
+             sampler: str = "halton"):
+    """(VAMP baseline or None, why it does not run) for ``--vamp`` ``vamp`` ("auto", "on", "off"),
+    with VAMP's ``sampler`` (vamp_baseline.SAMPLERS). Raises RuntimeError for "on" when it cannot run."""
     if vamp == "off":
         return None, "--vamp off"
     from simdplan.bench import vamp_baseline
@@ -91,7 +92,7 @@ def vamp_for(vamp: str, robot, mode: str, planner: str | None, obstacles: str = 
     elif planner not in (None, "rrtc"):
         why = f"VAMP's RRT-Connect is compared with rrtc only, not {planner}"
     if not why:
-        base, why = vamp_baseline.load(robot.name)
+        base, why = vamp_baseline.load(robot.name, sampler)
         if base is not None:
             return base, ""
     if vamp == "on":

@@ -64,12 +64,14 @@ class RobotRun:
 
 
 def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides: dict | None = None,
-        vamp: str = "auto", progress=None, links: list[str] | None = None) -> list[RobotRun]:
+        vamp: str = "auto", progress=None, links: list[str] | None = None,
+        vamp_sampler: str = "halton") -> list[RobotRun]:
     """Plans the generated problems of every robot in ``names``; ``overrides``: planner settings that
     replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
     called after every problem. links: Link modes to plan each problem with, one after the other
-    (default: the overrides' link, else the robot's default); VAMP runs beside the first."""
+    (default: the overrides' link, else the robot's default); VAMP runs beside the first, with its
+    ``vamp_sampler`` (vamp_baseline.SAMPLERS)."""
     from simdplan.bench import vamp_baseline
     from simdplan.planner.settings import PlannerSettings
 
@@ -82,7 +84,7 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
         base, why = None, "--vamp off"
         if vamp != "off":
             if name in VAMP_ROBOTS:
-                base, why = vamp_baseline.load(name)
+                base, why = vamp_baseline.load(name, vamp_sampler)
             else:
                 why = f"VAMP has no model of {name}"
             if base is None and vamp == "on":

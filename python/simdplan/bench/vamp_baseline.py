@@ -14,7 +14,10 @@ What VAMP is given, so that the two planners solve the same problem:
 - point clouds as the same float32 points, with the same point radius and VAMP's own robot radii;
 - its own defaults otherwise: RRT-Connect with ``vamp.configure_robot_and_planner_with_kwargs``
   (the settings of its MotionBenchMaker script), its Halton sampler reset before every problem as
-  that script does, and its default simplification.
+  that script does, and its default simplification. ``sampler="uniform"`` gives it its pseudo-random
+  generator (xorshift, also reset per problem) instead, the kind of sampler simdplan uses by default:
+  the Halton sequence's first points fall near the middle of every joint range, which suits some
+  problem sets far more than others, so both are worth measuring.
 Times are the planners' own: VAMP's ``nanoseconds`` fields, simdplan's ``planning_time_ns`` and
 ``simplify_time_ns``, each measured inside C++ around the same work.
 """
@@ -25,25 +28,31 @@ import numpy as np
 
 # obstacle kinds environment() converts as they are (point clouds go through add_pointcloud)
 SUPPORTED_KINDS = ("sphere", "capsule", "box")
+# VAMP's samplers a baseline can use: its MotionBenchMaker script's Halton sequence (the default), or
+# its pseudo-random generator
+SAMPLERS = ("halton", "uniform")
 
 
 class VampBaseline:
     """VAMP's planner for one robot. Build with :func:`load`."""
 
-    def __init__(self, vamp, robot_name: str) -> None:
+    def __init__(self, vamp, robot_name: str, sampler: str = "halton") -> None:
+        if sampler not in SAMPLERS:
+            raise ValueError(f"VAMP sampler must be one of {', '.join(SAMPLERS)}, not {sampler!r}")
         self.vamp = vamp
         self.robot = robot_name
         self.module = getattr(vamp, robot_name)
         _, self.planner, self.plan_settings, self.simplify_settings = (
             vamp.configure_robot_and_planner_with_kwargs(robot_name, "rrtc"))
-        self.sampler = self.module.halton()
+        self.sampler_name = sampler
+        self.sampler = self.module.halton() if sampler == "halton" else self.module.xorshift()
         try:
             from importlib.metadata import version
 
             self.version = version("vamp-planner")
         except Exception:  # noqa: BLE001 - a source build may carry no metadata
             self.version = "unknown version"
-        self.label = f"VAMP {self.version}"
+        self.label = f"VAMP {self.version}" + ("" if sampler == "halton" else " (uniform sampler)")
         self.joint_names = [str(n) for n in self.module.joint_names()]
 
     def _order(self, joint_names) -> np.ndarray | None:
@@ -123,7 +132,7 @@ class VampBaseline:
 
         start (dof,), goals (m, dof) and the returned path are in ``joint_names`` order (default:
         VAMP's own); they are reordered for VAMP, whose robots may list joints in another order.
-        The Halton sampler restarts for every problem (as VAMP's own scripts run it), then ``skip``
+        The sampler restarts for every problem (as VAMP's own scripts run it), then ``skip``
         samples are skipped (benchmarks/vamp_sequence.py: other stretches of the sequence)."""
         order = self._order(joint_names)
         start = np.asarray(start, dtype=np.float64)
@@ -155,8 +164,9 @@ class VampBaseline:
         return rec
 
 
-def load(robot_name: str) -> tuple[VampBaseline | None, str]:
-    """(VampBaseline, "") if VAMP is importable and has ``robot_name``, else (None, why not)."""
+def load(robot_name: str, sampler: str = "halton") -> tuple[VampBaseline | None, str]:
+    """(VampBaseline, "") if VAMP is importable and has ``robot_name``, else (None, why not).
+    ``sampler``: one of SAMPLERS (ValueError otherwise)."""
     try:
         import vamp
     except ImportError as exc:
@@ -164,4 +174,4 @@ def load(robot_name: str) -> tuple[VampBaseline | None, str]:
     robots = list(getattr(vamp, "robots", []))
     if robot_name not in robots:
         return None, f"VAMP has no robot {robot_name!r} (it has {', '.join(robots)})"
-    return VampBaseline(vamp, robot_name), ""
+    return VampBaseline(vamp, robot_name, sampler), ""

@@ -8,6 +8,7 @@
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
                        [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
+                       [--vamp-sampler halton|uniform]
     simdplan ik SCENE_OR_ROBOT --pose X Y Z QX QY QZ QW [--link L] [--mask M] [--solutions N] [--json]
     simdplan info [--json]
 
@@ -197,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also plan every problem with VAMP's RRT-Connect, side by side in the same run: auto "
                         "(default: when VAMP is installed and the run is comparable), on (an error if it "
                         "cannot), off")
+    m.add_argument("--vamp-sampler", choices=("halton", "uniform"), default="halton",
+                   help="VAMP's sampler: halton (default; its MotionBenchMaker script's, restarted for every "
+                        "problem) or uniform (its pseudo-random generator, the kind simdplan samples with)")
     m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
                    help="edge checks: discrete samples (default), certified from clearances, or both modes on "
                         "every problem, side by side")
@@ -223,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
                         "on (an error if it cannot), off")
+    r.add_argument("--vamp-sampler", choices=("halton", "uniform"), default="halton",
+                   help="VAMP's sampler: halton (default; its MotionBenchMaker script's, restarted for every "
+                        "problem) or uniform (its pseudo-random generator, the kind simdplan samples with)")
     r.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     r.set_defaults(func=cmd_bench_robots)
     b.set_defaults(func=None, help_parser=b)

@@ -80,7 +80,8 @@ def cmd_bench_mbm(args) -> int:
     for scene in problems:
         scene.env = mbm.as_shapes(scene.env, args.obstacles)
     try:
-        base, base_why = bench_mbm.vamp_for(args.vamp, robot, args.mode, args.planner, args.obstacles)
+        base, base_why = bench_mbm.vamp_for(args.vamp, robot, args.mode, args.planner, args.obstacles,
+                                            args.vamp_sampler)
     except RuntimeError as exc:  # --vamp on, and it cannot run
         raise UserError(str(exc)) from exc
     cloud = (None if not args.pointcloud else
@@ -181,7 +182,7 @@ def cmd_bench_robots(args) -> int:
             for name in names:
                 try:
                     runs.extend(multi_robot.run([name], families, args.problems, args.seed, overrides, args.vamp,
-                                                progress.advance, links))
+                                                progress.advance, links, args.vamp_sampler))
                 except RuntimeError as exc:  # --vamp on without VAMP
                     raise UserError(str(exc)) from exc
         except KeyboardInterrupt:
