@@ -287,6 +287,7 @@ template <class V>
 SIMDPLAN_INLINE V group_environment_min(const RobotView& rb, const EnvironmentView& env, const LaneScratch<V>& s,
                                         int32_t g, float padding, V best, bool lower_ok) {
   if (env.n_obstacles == 0) return best;
+  s.ensure_bound(rb, g);
   const float grow = rb.group_bound[4 * g + 3] + padding + std::fmax(best.hmax(), 0.0f);
   if (!(grow < 3.0e38f)) {  // infinite cap: every obstacle is a candidate
     for (int32_t idx = 0; idx < env.n_obstacles; ++idx)
@@ -307,6 +308,8 @@ template <class V>
 SIMDPLAN_INLINE V pair_self_min(const RobotView& rb, const LaneScratch<V>& s, int32_t p, float padding, bool use_lists,
                                 V best) {
   const int32_t a = rb.pairs[2 * p], g = rb.pairs[2 * p + 1];
+  s.ensure_bound(rb, a);
+  s.ensure_bound(rb, g);
   const V two_pad = V::fill(2.0f * padding);
   auto gap = [&](V ax, V ay, V az, V bx, V by, V bz, float radii) {
     const V dx = ax - bx, dy = ay - by, dz = az - bz;
@@ -360,7 +363,8 @@ typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env,
   using M = typename V::Mask;
   const bool stop = flags & kDistStopAtCollision, running = flags & kDistRunningMin;
   const bool lower_ok = flags & kDistLowerBounds;
-  // frames and bounds on demand: entries with a negative cap need none
+  // frames and bounds on demand (the group and pair queries ask for theirs): entries with a negative
+  // cap need none
   s.reset(rb);
   M hit = M::none();
   const V inf = V::fill(HUGE_VALF);
@@ -371,7 +375,6 @@ typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env,
       env_out[g] = inf;
       continue;
     }
-    s.ensure_bound(rb, g);
     const V start = running ? vmin(so_far, V::fill(cap_env[g])) : V::fill(cap_env[g]);
     env_out[g] = so_far = group_environment_min(rb, env, s, g, padding, start, lower_ok);
     hit = hit | (env_out[g] < V::zero());
@@ -383,8 +386,6 @@ typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env,
       pair_out[p] = inf;
       continue;
     }
-    s.ensure_bound(rb, rb.pairs[2 * p]);
-    s.ensure_bound(rb, rb.pairs[2 * p + 1]);
     const V start = running ? vmin(so_far, V::fill(cap_pair[p])) : V::fill(cap_pair[p]);
     pair_out[p] = so_far = pair_self_min(rb, s, p, padding, flags & kDistUseLists, start);
     hit = hit | (pair_out[p] < V::zero());
