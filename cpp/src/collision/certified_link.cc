@@ -174,9 +174,11 @@ void CertifiedLink::skip_proven(int32_t split) {
 
 void CertifiedLink::sphere_bounds(const float* a, const float* b, double* out) {
   const int32_t nb = rb_.n_bodies;
+  std::vector<double> motion(static_cast<size_t>(nb));
+  for (int32_t k = 0; k < nb; ++k) motion[k] = body_motion(k, a, b);
   for (int32_t i = 0; i < rb_.n_spheres; ++i) {
     double s = 0;
-    for (int32_t k = 0; k < nb; ++k) s += body_motion(k, a, b) * rb_.sphere_reach[int64_t(i) * nb + k];
+    for (int32_t k = 0; k < nb; ++k) s += motion[k] * rb_.sphere_reach[int64_t(i) * nb + k];
     out[i] = s;
   }
 }
@@ -213,7 +215,8 @@ bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const f
       std::fill(out, out + count, kBig);
   }
   for (int32_t p = 0; p < rb_.n_pairs; ++p)
-    if (inv_pair_[p] > 0 && cap_pair_[p] >= 0) tau_min(pair_out_.data() + size_t(p) * W_, inv_pair_[p], lanes + size_t(pair_group_[p]) * W_, count);
+    if (inv_pair_[p] > 0 && cap_pair_[p] >= 0)
+      tau_min(pair_out_.data() + size_t(p) * W_, inv_pair_[p], lanes + size_t(pair_group_[p]) * W_, count);
   float* rows = tau_.data() + size_t(n_samples_) * stride_;
 #if defined(__SSE2__)
   if (W_ % 4 == 0) {
