@@ -117,7 +117,7 @@ class Checker {
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.edge_checks += 1;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    const auto link = wide_ ? k_.check_motion_wide : k_.check_motion;
+    const auto link = link_kernel();
     if (deadline_ == nullptr || last - first < kDeadlineChunk)
       return link(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
     // A long edge (a fine resolution, a long shortcut) is checked in chunks with the deadline asked
@@ -138,8 +138,7 @@ class Checker {
     const int64_t first = known == Known::none ? 0 : 1;
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    const auto link = wide_ ? k_.check_motion_wide : k_.check_motion;
-    return link(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+    return link_kernel()(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
   }
 
   // Long Link checks ask this deadline between chunks of samples (nullptr: never cut short).
@@ -147,6 +146,9 @@ class Checker {
   const Deadline* deadline() const { return deadline_; }
 
  private:
+  // the discrete Link kernel of the current mode (set_wide)
+  decltype(KernelTable::check_motion) link_kernel() const { return wide_ ? k_.check_motion_wide : k_.check_motion; }
+
   const RobotView& rb_;
   const EnvironmentView& env_;
   const KernelTable& k_;
