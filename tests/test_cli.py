@@ -331,9 +331,13 @@ def test_bench_robots_small_run(tmp_path):
     proc = run("bench", "robots", "--robots", "panda,dual_arm", "--families", "box", "--problems", "1",
                "--json", out, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] in (["panda"], ["dual_arm"])]
+    robot_table, _, family_table = proc.stdout.partition("by problem family")
+    rows = [line.split() for line in robot_table.splitlines() if line.split()[:1] in (["panda"], ["dual_arm"])]
     assert [r[0] for r in rows] == ["panda", "dual_arm"]
     assert rows[1][1] == "14"  # dof
+    if "panda: VAMP" in proc.stdout:  # VAMP ran for the panda: its family row, and none for the dual arm
+        assert [line.split()[:2] for line in family_table.splitlines() if line.split()[:1] in (["panda"], ["dual_arm"])
+                ] == [["panda", "box"]]
     doc = json.loads(out.read_text())
     assert [s["robot"] for s in doc["summary"]] == ["panda", "dual_arm"]
     for s in doc["summary"]:
@@ -381,3 +385,21 @@ def test_bench_robots_both_solved_pairs_problems():
     assert both_solved([rec(1.0, ok=False)], [rec(1.0)]) == {"n": 0}
     with pytest.raises(ValueError):
         both_solved([rec(1.0)], [])
+
+
+def test_bench_robots_by_family_pairs_problems_per_family():
+    """The per-family comparison counts only problems both solved, family by family, with medians of
+    planning time, iterations and time per iteration (an iteration count of 0 counts as 1)."""
+    from simdplan.bench.multi_robot import by_family
+
+    def rec(fam, t, its, ok=True):
+        return {"problem": fam, "planning_time_us": t, "iterations": its, "solved": ok}
+
+    ours = [rec("box", 10.0, 2), rec("box", 30.0, 6), rec("cage", 100.0, 50), rec("cage", 1.0, 0, ok=False)]
+    theirs = [rec("box", 20.0, 10), rec("box", 40.0, 20), rec("cage", 50.0, 0), rec("cage", 2.0, 1)]
+    f = by_family(ours, theirs)
+    assert set(f) == {"box", "cage"}
+    assert f["box"]["n"] == 2 and f["box"]["ours_median"] == 20.0 and f["box"]["theirs_median"] == 30.0
+    assert f["box"]["ours_iterations"] == 4.0 and f["box"]["theirs_us_per_iteration"] == 2.0
+    assert f["cage"]["n"] == 1 and f["cage"]["ratio_median"] == 2.0 and f["cage"]["theirs_us_per_iteration"] == 50.0
+    assert by_family([rec("box", 1.0, 1, ok=False)], [rec("box", 1.0, 1)]) == {}

@@ -9,7 +9,8 @@ re-checked at 10x the planning resolution (simdplan.check_path).
 Per robot it reports: solved, median
 and mean planning time, planning + simplification, iterations, the cost of one configuration check
 (``is_valid_many`` on random configurations in each problem's scene: nanoseconds per configuration,
-and per moving sphere) and paths failing the re-check.
+and per moving sphere) and paths failing the re-check. Where VAMP ran, a second table splits the
+comparison by problem family: planning time, iterations and time per iteration, each planner's.
 """
 
 from __future__ import annotations
@@ -127,6 +128,32 @@ def both_solved(ours: list[dict], theirs: list[dict]) -> dict:
     return out
 
 
+def _per_iteration(r: dict) -> float:
+    return r["planning_time_us"] / max(int(r["iterations"] or 0), 1)
+
+
+def by_family(ours: list[dict], theirs: list[dict]) -> dict:
+    """Per problem family (the records' ``problem``), over the problems both planners solved: medians
+    of planning time, iterations and planning time per iteration, ours and theirs. A robot's overall
+    ratio can hide families that pull in opposite directions (fewer iterations that each cost more);
+    this shows which. Records pair up by problem, in order, as in both_solved."""
+    fams: dict = {}
+    for a, b in zip(ours, theirs, strict=True):
+        if a["solved"] and b["solved"]:
+            fams.setdefault(a["problem"], []).append((a, b))
+    out = {}
+    for fam, pairs in fams.items():
+        row: dict = {"n": len(pairs)}
+        for side, who in ((0, "ours"), (1, "theirs")):
+            recs = [p[side] for p in pairs]
+            row[f"{who}_median"] = float(np.median([r["planning_time_us"] for r in recs]))
+            row[f"{who}_iterations"] = float(np.median([r["iterations"] or 0 for r in recs]))
+            row[f"{who}_us_per_iteration"] = float(np.median([_per_iteration(r) for r in recs]))
+        row["ratio_median"] = row["ours_median"] / row["theirs_median"] if row["theirs_median"] else float("nan")
+        out[fam] = row
+    return out
+
+
 def summary(run_: RobotRun) -> dict:
     """The per-robot figures of the table (times in microseconds, nanoseconds per configuration)."""
     s = summarize(run_.records)
@@ -141,6 +168,7 @@ def summary(run_: RobotRun) -> dict:
             if s[key] and b[key]:
                 s[f"ratio_{key}"] = s[key] / b[key]
         s["both_solved"] = both_solved(run_.records, run_.baseline_records)
+        s["by_family"] = by_family(run_.records, run_.baseline_records)
     else:
         s["baseline"] = None
         s["baseline_why"] = run_.baseline_why
@@ -190,9 +218,26 @@ def report(summaries: list[dict], families: list[str], per_family: int, seed: in
     not_run = sorted({f"{s['robot']} ({s['baseline_why']})" for s in summaries if s["baseline"] is None})
     if not_run:
         out.append("VAMP not run for: " + "; ".join(not_run))
+    if any(s.get("by_family") for s in summaries):
+        out.append(_family_table(summaries))
     if any("links" in s for s in summaries):
         out.append(_link_table(summaries))
     return out
+
+
+def _family_table(summaries: list[dict]) -> Table:
+    """Ours against VAMP per robot and problem family, over the problems both solved (medians)."""
+    rows = []
+    for s in summaries:
+        for fam, f in (s.get("by_family") or {}).items():
+            rows.append([s["robot"], fam, f"{f['n']}", fmt_us(f["ours_median"]), fmt_us(f["theirs_median"]),
+                         f"{f['ratio_median']:.2f}", fmt_num(f["ours_iterations"]), fmt_num(f["theirs_iterations"]),
+                         f"{f['ours_us_per_iteration']:.2f}", f"{f['theirs_us_per_iteration']:.2f}"])
+    header = [("robot", "left"), ("family", "left"), ("both\nsolved", "right"), ("plan median\nours", "right"),
+              ("plan median\nVAMP", "right"), ("ours/VAMP\nmedian", "right"), ("iters median\nours", "right"),
+              ("iters median\nVAMP", "right"), ("us per iter\nours", "right"), ("us per iter\nVAMP", "right")]
+    return Table("ours against VAMP by problem family, on the problems both solved (medians, times in us)", header,
+                 rows, set())
 
 
 def _link_table(summaries: list[dict]) -> Table:
