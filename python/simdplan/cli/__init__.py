@@ -41,6 +41,7 @@ import os
 import sys
 import warnings
 
+from simdplan.bench.vamp_baseline import SAMPLERS
 from simdplan.cli.batch import cmd_batch
 from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
 from simdplan.cli.generate import cmd_generate
@@ -51,6 +52,10 @@ from simdplan.cli.plan import cmd_plan
 from simdplan.cli.spherize import cmd_spherize
 from simdplan.cli.view import cmd_view
 from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS, ORIENTATION_TOLERANCE, POSITION_TOLERANCE
+
+# both bench commands offer VAMP's samplers (vamp_baseline.SAMPLERS; the first is the default)
+VAMP_SAMPLER_HELP = ("VAMP's sampler: halton (default; its MotionBenchMaker script's, restarted for every problem) or "
+                     "uniform (its pseudo-random generator, the kind simdplan samples with)")
 
 __all__ = ["main", "build_parser", "UserError"]
 
@@ -198,9 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also plan every problem with VAMP's RRT-Connect, side by side in the same run: auto "
                         "(default: when VAMP is installed and the run is comparable), on (an error if it "
                         "cannot), off")
-    m.add_argument("--vamp-sampler", choices=("halton", "uniform"), default="halton",
-                   help="VAMP's sampler: halton (default; its MotionBenchMaker script's, restarted for every "
-                        "problem) or uniform (its pseudo-random generator, the kind simdplan samples with)")
+    m.add_argument("--vamp-sampler", choices=SAMPLERS, default=SAMPLERS[0], help=VAMP_SAMPLER_HELP)
     m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
                    help="edge checks: discrete samples (default), certified from clearances, or both modes on "
                         "every problem, side by side")
@@ -227,9 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
                         "on (an error if it cannot), off")
-    r.add_argument("--vamp-sampler", choices=("halton", "uniform"), default="halton",
-                   help="VAMP's sampler: halton (default; its MotionBenchMaker script's, restarted for every "
-                        "problem) or uniform (its pseudo-random generator, the kind simdplan samples with)")
+    r.add_argument("--vamp-sampler", choices=SAMPLERS, default=SAMPLERS[0], help=VAMP_SAMPLER_HELP)
     r.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     r.set_defaults(func=cmd_bench_robots)
     b.set_defaults(func=None, help_parser=b)
