@@ -38,7 +38,9 @@ class PlanResult:
     success: a collision-free path from start to one of the goals was found.
     path: (k, dof) float64 waypoints, start first, a goal last; (0, dof) on failure. Every edge
       between consecutive waypoints passed the planner's Link check.
-    stats: iterations, collision_checks (configurations checked), planning_time_ns,
+    stats: iterations, collision_checks (configurations checked: a discrete Link counts its samples up
+      to the chunk of samples where it found a collision, all of them when the edge is free; certified
+      Link also its clearance samples), planning_time_ns,
       simplify_time_ns, initial_cost and final_cost (joint-space length before and after
       simplification), goal_index, link ("discrete" or "certified": which Link accepted the
       edges), with certified Link edges_proven, certificate_samples (clearance evaluations) and

@@ -300,6 +300,65 @@ def compare_later_chunks(robot, rng, pebbles=0) -> int:
     return later_only
 
 
+
+def chunk_sizes(n: int, lanes: int, first: int = 0) -> list[int]:
+    """Samples per chunk of a discrete Link from `first` to n, in order (rake order: chunk c holds
+    i = first + c + P l for the lanes l with i <= n)."""
+    chunks = (n - first + lanes) // lanes
+    return [len(range(first + c, n + 1, chunks)) for c in range(chunks)]
+
+
+@SETTINGS
+@given(robots(), st.integers(0, 2**32 - 1))
+def test_link_counts_the_samples_of_the_chunks_it_reached(isa, case, seed):
+    """What a plan's collision_checks adds per discrete Link: every sample of a free edge (edge_far's
+    proof covers the chunks it skips), else the samples of the chunks up to the colliding one."""
+    robot, rng = case
+    rng = np.random.default_rng([seed, int(rng.integers(0, 2**32 - 1))])
+    env, _ = ref.make_environment(random_specs(rng, 8))
+    model, env_model = robot._model, robot._env_model(env, 0.0)
+    lanes = simdplan.info()["motion_lanes"]
+    Q = random_configs(robot, rng, 200)
+    for a in Q[robot.is_valid_many(Q, env)][:10]:
+        for scale in (0.05, 0.5, 2.0):
+            b = np.clip(a + rng.normal(0.0, scale, robot.dof), robot.lower, robot.upper)
+            n = robot.motion_samples(a, b)
+            for wide in (False, True):
+                free, samples = model.planner_link_samples(env_model, a, b, float(robot.resolution), 0.0, wide)
+                assert free == planner_link(robot, a, b, env, robot.resolution, wide)
+                if free:
+                    assert samples == n + 1
+                else:
+                    sizes = chunk_sizes(n, simdplan.info()["lanes"] if wide else lanes)
+                    assert samples in np.cumsum(sizes), (samples, sizes)
+
+
+def test_a_link_counts_up_to_the_chunk_of_its_first_collision(isa):
+    """An obstacle across the middle of a long edge stops the Link in its first chunk (its samples
+    span the edge); a small ball between first-chunk samples in a later one. The count is the samples
+    of the chunks up to the first that holds a colliding sample (by the reference check of every
+    sample). A plan's free straight edge counts all its samples but the two ends it knows."""
+    b = RobotBuilder("sweeper")
+    b.link("base", spheres=[[0, 0, 0, 0.05]])
+    b.link("arm", spheres=[[0.5, 0, 0, 0.005]])
+    b.joint("j", "revolute", "base", "arm", limits=(-3, 3))
+    robot = b.build()
+    lanes = simdplan.info()["motion_lanes"]
+    n = 8 * lanes - 1
+    a, q1 = np.array([0.0]), np.array([1.0])
+    chunks, sizes = (n + lanes) // lanes, chunk_sizes(n, lanes)
+    wall, ball = simdplan.Environment(), simdplan.Environment()
+    wall.add_box([0.5 * np.cos(0.5), 0.5 * np.sin(0.5), 0.0], half_extents=[0.1, 0.1, 0.1], name="wall")
+    ball.add_sphere([0.5 * np.cos(4 / n), 0.5 * np.sin(4 / n), 0.0], 0.002, name="ball")
+    for env, first_chunk in ((wall, True), (ball, False)):
+        hit = ~robot.is_valid_many(a + np.outer(np.arange(n + 1) / n, q1 - a), env)
+        stop = int((np.nonzero(hit)[0] % chunks).min())  # sample i is in chunk i % chunks
+        assert lanes == 1 or (stop == 0) == first_chunk
+        free, samples = robot._model.planner_link_samples(robot._env_model(env, 0.0), a, q1, float(n), 0.0)
+        assert not free and samples == int(np.cumsum(sizes)[stop]), (samples, stop)
+    res = simdplan.plan(robot, simdplan.Environment(), a, q1, resolution=float(n), simplify=False)
+    assert res.success and res.stats["iterations"] == 0 and res.stats["collision_checks"] == n - 1
+
 @SETTINGS
 @given(robots(), st.integers(0, 2**32 - 1))
 def test_later_chunks_skip_only_tests_that_cannot_hit(isa, case, seed):

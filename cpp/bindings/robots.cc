@@ -161,6 +161,23 @@ void bind_robots(nb::module_& m) {
           "The planners' discrete Link kernel (float32 samples, the shortcuts between chunks; wide: the "
           "simplifier's, lanes samples at a time); for tests.")
       .def(
+          "planner_link_samples",
+          [](const RobotModel& r, const Environment& env, const InArray& q0, const InArray& q1, double resolution,
+             float padding, bool wide) {
+            const Strided a = as_vector(q0, r.dof(), "q0"), b = as_vector(q1, r.dof(), "q1");
+            int64_t samples = 0;
+            bool free;
+            {
+              nb::gil_scoped_release release;
+              free = r.planner_link(env, a, b, resolution, padding, wide, &samples);
+            }
+            return nb::make_tuple(free, samples);
+          },
+          nb::arg("env"), nb::arg("q0"), nb::arg("q1"), nb::arg("resolution"), nb::arg("padding"),
+          nb::arg("wide") = false,
+          "planner_link and the samples of the chunks it reached (what a plan's collision_checks counts); "
+          "for tests.")
+      .def(
           "motion_samples",
           [](const RobotModel& r, const InArray& q0, const InArray& q1, double resolution) {
             return r.motion_samples(as_vector(q0, r.dof(), "q0"), as_vector(q1, r.dof(), "q1"), resolution);

@@ -355,18 +355,22 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
 }
 
 bool RobotModel::planner_link(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
-                              float padding, bool wide) const {
+                              float padding, bool wide, int64_t* samples) const {
   require_clouds(env, padding);
   const KernelTable& k = active();
   bool in_limits;
   const int64_t n = edge_intervals(q0, q1, resolution, in_limits);
+  if (samples != nullptr) *samples = 0;
   if (!in_limits) return false;
   std::vector<float> ends(2 * size_t(std::max(a_.dof, 1)));
   convert_row(q0, 0, ends.data(), "q0");
   convert_row(q1, 0, ends.data() + a_.dof, "q1");
   CheckState state;
-  return (wide ? k.check_motion_wide : k.check_motion)(&view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n,
-                                                       padding, scratch(k.scratch_floats(&view_)), &state);
+  const bool free = (wide ? k.check_motion_wide : k.check_motion)(
+      &view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n, padding, scratch(k.scratch_floats(&view_)),
+      &state);
+  if (samples != nullptr) *samples = state.link_samples;
+  return free;
 }
 
 void RobotModel::fk_spheres(const Strided& q, float* out) const {

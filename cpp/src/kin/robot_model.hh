@@ -79,8 +79,9 @@ class RobotModel {
   // samples a + (i/n)(b - a), i = 0 .. n, built in float32 from the float32 ends, with the kernel's
   // shortcuts between chunks. False outside the limits. For tests against is_motion_valid's path.
   // wide: the simplifier's kernel (KernelTable::check_motion_wide) instead of the growing trees'.
+  // samples (optional): the samples of the chunks the kernel reached (CheckState::link_samples).
   bool planner_link(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
-                    float padding, bool wide = false) const;
+                    float padding, bool wide = false, int64_t* samples = nullptr) const;
   // Samples the discrete Link check visits, in its order (rows of q(t_i), t_i = i / n).
   int64_t motion_samples(const Strided& q0, const Strided& q1, double resolution) const;
   void fk_spheres(const Strided& q, float* out) const;

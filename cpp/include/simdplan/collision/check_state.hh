@@ -12,6 +12,9 @@
 // - body_tries, body_clear: how often each body's bound was tested against the environment before
 //   its groups, and how often it was clear of everything (so its groups were skipped). The test
 //   stays on while it pays (collision/validity.hh, body_test_pays); it never changes an answer.
+// - link_samples: set by every discrete Link call (collision/discrete_link.hh, check_motion) to the
+//   samples of the chunks it reached: up to and including the chunk of its first collision, or all
+//   of them when the edge is free. What PlannerStats::collision_checks counts.
 #pragma once
 #include <cstdint>
 
@@ -23,6 +26,7 @@ struct CheckState {
   int32_t hint_obstacle = -1;  // obstacle index (EnvironmentView)
   int32_t hint_pair = -1;      // self-collision pair index, sorted order (RobotView::pairs)
   int32_t static_env_free = 0;
+  int64_t link_samples = 0;
   static constexpr int32_t kBodies = 32;  // bodies past this many never take the body bound test
   int32_t body_tries[kBodies] = {};
   int32_t body_clear[kBodies] = {};

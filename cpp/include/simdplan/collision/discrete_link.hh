@@ -209,6 +209,7 @@ bool check_motion(const RobotView& rb, const EnvironmentView& env, const float* 
                   int64_t first, int64_t last, float padding, float* scratch, CheckState& state) {
   using M = typename V::Mask;
   constexpr int W = V::W;
+  state.link_samples = 0;
   if (last < first) return true;
   const LaneScratch<V> s(rb, scratch);
   const int64_t P = (last - first + W) / W;  // chunks
@@ -228,9 +229,13 @@ bool check_motion(const RobotView& rb, const EnvironmentView& env, const float* 
     const V tv = V::load(t);
     for (int32_t j = 0; j < rb.dof; ++j) s.q[j] = V::fill(a[j]) + tv * V::fill(b[j] - a[j]);
     const M done = check_lanes(rb, env, s, padding, M::from_bits(skip), true, state, far);
+    state.link_samples += W - __builtin_popcount(skip);
     if (done.bits() & ~skip) return false;
     if (c == 0 && skip_far) {
-      if (edge_far(rb, env, s, a, b, n, P, padding, ~M::from_bits(skip))) return true;
+      if (edge_far(rb, env, s, a, b, n, P, padding, ~M::from_bits(skip))) {
+        state.link_samples = last - first + 1;  // the later chunks are proven free, so checked too
+        return true;
+      }
       far = s.far;
     }
   }

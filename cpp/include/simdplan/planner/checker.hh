@@ -116,17 +116,21 @@ class Checker {
     const int64_t first = known == Known::none ? 0 : 1;
     const int64_t last = known == Known::both ? n - 1 : n;
     stats_.edge_checks += 1;
-    stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
     const auto link = link_kernel();
-    if (deadline_ == nullptr || last - first < kDeadlineChunk)
-      return link(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+    if (deadline_ == nullptr || last - first < kDeadlineChunk) {
+      const bool free = link(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+      stats_.collision_checks += state_.link_samples;
+      return free;
+    }
     // A long edge (a fine resolution, a long shortcut) is checked in chunks with the deadline asked
     // between them, so one edge cannot hold a call past its time limit. An edge cut short counts
     // as not free: callers then see the deadline passed and stop.
     for (int64_t lo = first; lo <= last; lo += kDeadlineChunk) {
       if (deadline_->passed()) return false;
       const int64_t hi = std::min(last, lo + kDeadlineChunk - 1);
-      if (!link(&rb_, &env_, a, b, n, lo, hi, padding_, aligned_scratch(lanes_), &state_)) return false;
+      const bool free = link(&rb_, &env_, a, b, n, lo, hi, padding_, aligned_scratch(lanes_), &state_);
+      stats_.collision_checks += state_.link_samples;
+      if (!free) return false;
     }
     return true;
   }
@@ -137,8 +141,9 @@ class Checker {
     const int64_t n = std::min<int64_t>(intervals(a, b), (wide_ ? k_.lanes : k_.motion_lanes) - 1);
     const int64_t first = known == Known::none ? 0 : 1;
     const int64_t last = known == Known::both ? n - 1 : n;
-    stats_.collision_checks += std::max<int64_t>(0, last - first + 1);
-    return link_kernel()(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+    const bool free = link_kernel()(&rb_, &env_, a, b, n, first, last, padding_, aligned_scratch(lanes_), &state_);
+    stats_.collision_checks += state_.link_samples;
+    return free;
   }
 
   // Long Link checks ask this deadline between chunks of samples (nullptr: never cut short).

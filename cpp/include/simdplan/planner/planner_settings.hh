@@ -54,7 +54,9 @@ struct SharedSettings {
 
 struct PlannerStats {
   int64_t iterations = 0;
-  int64_t collision_checks = 0;  // configurations checked (a Link counts the samples of the chunks it reached)
+  // configurations checked: a discrete Link counts the samples of the chunks it reached (to its first
+  // collision; all of them when free), certified Link also its clearance samples
+  int64_t collision_checks = 0;
   int64_t edge_checks = 0;       // Link calls
   int64_t tree_nodes = 0;
   int64_t dd_rejected = 0;  // RRT-Connect: samples outside the dynamic domain of their nearest node
