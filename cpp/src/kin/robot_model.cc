@@ -366,9 +366,8 @@ bool RobotModel::planner_link(const Environment& env, const Strided& q0, const S
   convert_row(q0, 0, ends.data(), "q0");
   convert_row(q1, 0, ends.data() + a_.dof, "q1");
   CheckState state;
-  const bool free = (wide ? k.check_motion_wide : k.check_motion)(
-      &view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n, padding, scratch(k.scratch_floats(&view_)),
-      &state);
+  const bool free = k.motion_kernel(wide)(&view_, &env.view(), ends.data(), ends.data() + a_.dof, n, 0, n, padding,
+                                          scratch(k.scratch_floats(&view_)), &state);
   if (samples != nullptr) *samples = state.link_samples;
   return free;
 }

@@ -52,6 +52,8 @@ struct KernelTable {
   // where wider calls share the kernel's per-call work among more samples.
   bool (*check_motion_wide)(const RobotView* robot, const EnvironmentView* env, const float* a, const float* b,
                             int64_t n, int64_t first, int64_t last, float padding, float* scratch, CheckState* state);
+  // check_motion_wide if wide, else check_motion
+  decltype(check_motion) motion_kernel(bool wide) const { return wide ? check_motion_wide : check_motion; }
 
   // Collision-free test of ONE configuration (dof float32, limits already checked), robot spheres in
   // the lanes (see collision/validity_one.hh). Scratch: one_scratch_floats.

@@ -152,7 +152,7 @@ class Checker {
 
  private:
   // the discrete Link kernel of the current mode (set_wide)
-  decltype(KernelTable::check_motion) link_kernel() const { return wide_ ? k_.check_motion_wide : k_.check_motion; }
+  decltype(KernelTable::check_motion) link_kernel() const { return k_.motion_kernel(wide_); }
 
   const RobotView& rb_;
   const EnvironmentView& env_;
