@@ -317,7 +317,8 @@ def test_link_counts_the_samples_of_the_chunks_it_reached(isa, case, seed):
     rng = np.random.default_rng([seed, int(rng.integers(0, 2**32 - 1))])
     env, _ = ref.make_environment(random_specs(rng, 8))
     model, env_model = robot._model, robot._env_model(env, 0.0)
-    lanes = simdplan.info()["motion_lanes"]
+    info = simdplan.info()
+    lanes = {False: info["motion_lanes"], True: info["lanes"]}  # samples per chunk, narrow and wide
     Q = random_configs(robot, rng, 200)
     for a in Q[robot.is_valid_many(Q, env)][:10]:
         for scale in (0.05, 0.5, 2.0):
@@ -329,7 +330,7 @@ def test_link_counts_the_samples_of_the_chunks_it_reached(isa, case, seed):
                 if free:
                     assert samples == n + 1
                 else:
-                    sizes = chunk_sizes(n, simdplan.info()["lanes"] if wide else lanes)
+                    sizes = chunk_sizes(n, lanes[wide])
                     assert samples in np.cumsum(sizes), (samples, sizes)
 
 
