@@ -90,23 +90,40 @@ nb::ndarray<nb::numpy, float> query_lanes(const capt::NearestTree& t, const Poin
   return d_arr;
 }
 
+// nearest_floor_lanes of the active ISA (tests compare it with exact distances)
+nb::ndarray<nb::numpy, float> floor_distance(const capt::NearestTree& t, const Points32& centers) {
+  if (!t.view().floor_cells) throw std::invalid_argument("this tree was built without distance_floor=True");
+  const int64_t n = int64_t(centers.shape(0));
+  float* out = nullptr;
+  auto arr = new_array<float>({size_t(n)}, &out);
+  nearest_kernels_active().floor_lanes(&t.view(), centers.data(), n, out);
+  return arr;
+}
+
 }  // namespace
 
 void bind_nearest(nb::module_& m) {
   nb::class_<capt::NearestTree>(m, "NearestTree")
       .def(
           "__init__",
-          [](capt::NearestTree* self, const Points32& points) {
+          [](capt::NearestTree* self, const Points32& points, bool distance_floor) {
             const float* p = points.data();
             const int64_t n = int64_t(points.shape(0));
             nb::gil_scoped_release nogil;
-            new (self) capt::NearestTree(p, n);
+            new (self) capt::NearestTree(p, n, distance_floor);
           },
-          nb::arg("points"), "points: (n, 3) float32 C-contiguous, finite; world frame, metres")
+          nb::arg("points"), nb::arg("distance_floor") = false,
+          "points: (n, 3) float32 C-contiguous, finite; world frame, metres. distance_floor: also build the "
+          "distance floor grid (lower bounds of the distance by one look-up; the certified Link's clearances)")
       .def("__len__", &capt::NearestTree::size)
       .def_prop_ro("build_time_ns", &capt::NearestTree::build_time_ns)
       .def_prop_ro("unique_points", &capt::NearestTree::unique_size)
       .def_prop_ro("depth", [](const capt::NearestTree& t) { return t.view().depth; })
+      .def_prop_ro("floor_cell", &capt::NearestTree::floor_cell, "floor grid cell side, metres (0: none)")
+      .def_prop_ro("floor_cells", &capt::NearestTree::floor_cells, "floor grid cells (0: none)")
+      .def("floor_distance", &floor_distance, nb::arg("centers"),
+           "(m,) float32: the floor grid's lower bound of each centre's distance to the nearest point, metres "
+           "(any centre, NaN included, gets a value; only finite ones are bounds)")
       .def("query", &query, nb::arg("centers"), nb::arg("max_distance"),
            "(dist (m,) float32, index (m,) int64): nearest point strictly within max_distance, else (inf, -1)")
       .def("query_lanes", &query_lanes, nb::arg("centers"), nb::arg("max_distance"),

@@ -54,7 +54,21 @@ void nearest_lanes(const NearestView* t, const float* c, int64_t n, const float*
   }
 }
 
-const NearestKernels kTable = {kThisIsaName, Vec::W, &nearest, &nearest_lanes};
+void floor_lanes(const NearestView* t, const float* c, int64_t n, float* out) {
+  constexpr int W = Vec::W;
+  alignas(64) float x[W], y[W], z[W], f[W];
+  for (int64_t s = 0; s < n; s += W) {
+    const int m = n - s < W ? int(n - s) : W;
+    for (int l = 0; l < W; ++l) {  // lanes past the end repeat the first query of this vector
+      const int64_t i = s + (l < m ? l : 0);
+      x[l] = c[3 * i], y[l] = c[3 * i + 1], z[l] = c[3 * i + 2];
+    }
+    nearest_floor_lanes(*t, Vec::load(x), Vec::load(y), Vec::load(z)).store(f);
+    for (int l = 0; l < m; ++l) out[s + l] = f[l];
+  }
+}
+
+const NearestKernels kTable = {kThisIsaName, Vec::W, &nearest, &nearest_lanes, &floor_lanes};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS

@@ -27,6 +27,9 @@ struct NearestKernels {
   // run for one robot sphere in W configurations (there for their speed, here for tests).
   void (*nearest_lanes)(const NearestView* tree, const float* centers, int64_t n, const float* max_distance,
                         float* dist_out);
+  // floor_out[i] = the distance floor grid's lower bound (metres) of query i's distance to the
+  // cloud (nearest_floor_lanes, W queries at a time); the tree must have its floor grid.
+  void (*floor_lanes)(const NearestView* tree, const float* centers, int64_t n, float* floor_out);
 };
 
 // The tables of the ISA builds compiled in (nullptr where not compiled).

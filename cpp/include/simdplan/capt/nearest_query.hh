@@ -304,6 +304,23 @@ inline V nearest_sq_lanes(const NearestView& t, V x, V y, V z, V bound2, uint32_
   return select(V::Mask::from_bits(lanes), best, bound2);
 }
 
+// Per lane: a lower bound (metres) of the distance from (x, y, z) to the nearest cloud point, from
+// the distance floor grid (capt/nearest_view.hh; t.floor_cells must be set): one look-up, no search.
+// Queries outside the grid take the nearest border cell's value (still a lower bound: see
+// cpp/src/capt/distance_floor.cc); a NaN coordinate reads cell 0 on that axis. Cell indices are
+// whole floats below 2^24, so the index arithmetic is exact.
+template <class V>
+SIMDPLAN_INLINE V nearest_floor_lanes(const NearestView& t, V x, V y, V z) {
+  const V zero = V::zero(), inv = V::fill(t.floor_inv);
+  // (vmax(NaN, 0) is 0 on every ISA)
+  auto cell = [&](V c, int a) {
+    return vmin(vmax(vfloor((c - V::fill(t.floor_lo[a])) * inv), zero), V::fill(float(t.floor_n[a] - 1)));
+  };
+  const V line = fmadd(cell(x, 0), V::fill(float(t.floor_n[1])), cell(y, 1));
+  const V index = fmadd(line, V::fill(float(t.floor_n[2])), cell(z, 2));
+  return fmadd(vgather_bytes(t.floor_cells, index), V::fill(t.floor_step), V::fill(-t.floor_slack));
+}
+
 // nearest_sq as an out-of-line call, for per-lane callers (one query per lane) that should not
 // inline the search into every kernel instantiation. PERF: the call costs nothing measurable: a
 // loop over 100k queries, forced inline vs this call, ns per query within 3 % either way on every

@@ -53,6 +53,17 @@ struct NearestView {
   const int32_t* index;   // parallel to px; -1 for padding
   const float* box;       // (1 << depth) * 6: lo xyz, hi xyz of each leaf's points
   float lo[3], hi[3];     // AABB of all points
+  // The distance floor grid (capt/nearest_tree.hh; built on request, else floor_cells == nullptr): one
+  // byte per cell, cell (i, j, k) at (i * floor_n[1] + j) * floor_n[2] + k, plus 3 readable bytes
+  // after the last. A point (x, y, z) lies in cell i = floor((x - floor_lo[0]) * floor_inv) on x
+  // (float32 arithmetic, clamped into the grid; likewise y, z), and its distance to the nearest
+  // cloud point is at least cell value * floor_step - floor_slack (metres).
+  const uint8_t* floor_cells;
+  int32_t floor_n[3];
+  float floor_lo[3];
+  float floor_inv;        // cells per metre
+  float floor_step;       // metres per unit of a cell's value
+  float floor_slack;      // metres: the rounding of the cell arithmetic
 };
 
 }  // namespace simdplan

@@ -73,5 +73,10 @@ SIMDPLAN_INLINE VecAvx2 vround(VecAvx2 a) {
   return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
 SIMDPLAN_INLINE VecAvx2 select(MaskAvx2 m, VecAvx2 a, VecAvx2 b) { return {_mm256_blendv_ps(b.v, a.v, m.m)}; }
+// base[index] per lane as floats (vec/scalar.hh: integer-valued index, 3 readable bytes past the end)
+SIMDPLAN_INLINE VecAvx2 vgather_bytes(const uint8_t* base, VecAvx2 index) {
+  const __m256i w = _mm256_i32gather_epi32(reinterpret_cast<const int*>(base), _mm256_cvttps_epi32(index.v), 1);
+  return {_mm256_cvtepi32_ps(_mm256_and_si256(w, _mm256_set1_epi32(0xFF)))};
+}
 
 }  // namespace simdplan::SIMDPLAN_NS

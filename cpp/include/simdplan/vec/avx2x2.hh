@@ -66,5 +66,8 @@ SIMDPLAN_INLINE VecAvx2x2 vround(VecAvx2x2 a) { return {vround(a.lo), vround(a.h
 SIMDPLAN_INLINE VecAvx2x2 select(MaskAvx2x2 m, VecAvx2x2 a, VecAvx2x2 b) {
   return {select(m.lo, a.lo, b.lo), select(m.hi, a.hi, b.hi)};
 }
+SIMDPLAN_INLINE VecAvx2x2 vgather_bytes(const uint8_t* base, VecAvx2x2 index) {
+  return {vgather_bytes(base, index.lo), vgather_bytes(base, index.hi)};
+}
 
 }  // namespace simdplan::SIMDPLAN_NS

@@ -58,5 +58,10 @@ SIMDPLAN_INLINE VecAvx512 vround(VecAvx512 a) {
   return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
 }
 SIMDPLAN_INLINE VecAvx512 select(MaskAvx512 m, VecAvx512 a, VecAvx512 b) { return {_mm512_mask_blend_ps(m.m, b.v, a.v)}; }
+// base[index] per lane as floats (vec/scalar.hh: integer-valued index, 3 readable bytes past the end)
+SIMDPLAN_INLINE VecAvx512 vgather_bytes(const uint8_t* base, VecAvx512 index) {
+  const __m512i w = _mm512_i32gather_epi32(_mm512_cvttps_epi32(index.v), reinterpret_cast<const int*>(base), 1);
+  return {_mm512_cvtepi32_ps(_mm512_and_si512(w, _mm512_set1_epi32(0xFF)))};
+}
 
 }  // namespace simdplan::SIMDPLAN_NS

@@ -56,5 +56,10 @@ SIMDPLAN_INLINE VecScalar vfloor(VecScalar a) { return {std::floor(a.v)}; }
 // round half to even, like the SIMD round instructions
 SIMDPLAN_INLINE VecScalar vround(VecScalar a) { return {std::nearbyint(a.v)}; }
 SIMDPLAN_INLINE VecScalar select(MaskScalar m, VecScalar a, VecScalar b) { return m.m ? a : b; }
+// base[index] as a float; index holds an integer-valued float in [0, 2^24) (exact as a float). The
+// SIMD versions read 4 bytes per lane, so base needs 3 readable bytes after its last indexed one.
+SIMDPLAN_INLINE VecScalar vgather_bytes(const uint8_t* base, VecScalar index) {
+  return {float(base[static_cast<int32_t>(index.v)])};
+}
 
 }  // namespace simdplan::SIMDPLAN_NS
