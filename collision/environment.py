@@ -571,7 +571,8 @@ class Environment:
         need them; collision checks do not, so they are built on first use)."""
         missing = [self._obstacles[i] for i in self._cloud_ids if i not in self._nearest]
         for o in missing:
-            self._nearest[o.id] = _core.NearestTree(o.params["points"])
+            # the floor grid gives certified Link's clearance queries lower bounds without a search
+            self._nearest[o.id] = _core.NearestTree(o.params["points"], distance_floor=True)
         if missing:
             self._invalidate()
 

@@ -403,6 +403,38 @@ def test_certified_never_calls_a_colliding_edge_free_in_a_cloud(isa, panda):
     assert seen["free"] > 10 and seen["collision"] > 20, seen
 
 
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spacing=st.sampled_from([0.004, 0.012, 0.03]),
+       point_radius=st.sampled_from([0.0, 0.003, 0.02]))
+def test_certified_is_sound_where_the_distance_floor_settles_clearances(isa, panda, seed, spacing, point_radius):
+    # A cloud's distance floor grid lets certificates take a sphere's clearance from one look-up
+    # (a lower bound) instead of a search. Random patches, dense to sparse, thin points to fat ones:
+    # an edge proven free must be free under a dense check, and a collision found must be real.
+    rng = np.random.default_rng(seed)
+    side = rng.uniform(0.1, 0.5)
+    g = np.arange(-side / 2, side / 2, spacing)
+    x, y = np.meshgrid(g, g)
+    patch = np.column_stack([x.ravel(), y.ravel(), np.zeros(x.size)])
+    from scipy.spatial.transform import Rotation
+
+    tilt = Rotation.from_rotvec(rng.normal(scale=0.7, size=3)).as_matrix()
+    env = Environment()
+    env.add_pointcloud(patch @ tilt.T + rng.uniform([0.3, -0.4, 0.1], [0.7, 0.4, 0.8]), point_radius=point_radius)
+    decided = 0
+    for _ in range(40):
+        q0, q1 = random_configs(panda, rng, 2)
+        if not (panda.is_valid(q0, env) and panda.is_valid(q1, env)):
+            continue
+        q1 = q0 + 0.4 * (q1 - q0)  # mostly short edges, as planners check
+        cert = panda.certify_motion(q0, q1, env)
+        if cert.free:
+            assert _dense_free(panda, env, q0, q1, n=1500), (isa, seed, q0, q1)
+        elif cert.status == "collision":
+            assert not panda.is_valid(q0 + cert.t * (q1 - q0), env)
+        decided += cert.status != "undecided"
+    assert decided > 0
+
+
 # ----------------------------------------------------------------------------- planners
 
 
