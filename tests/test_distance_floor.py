@@ -4,8 +4,8 @@ cloud (the certified Link settles clearances with them), and not much lower, und
 Reference: cKDTree on the float32 points the tree stores, in float64. A floor must never exceed
 that distance (the grid's slack covers its own float32 cell arithmetic, so no tolerance is given).
 Tightness: a query in cell c is within the box-to-box distance of c's nearest occupied cell plus
-two cell diagonals of some point, and values are stored in eighths of a cell, so a floor is at most
-2 sqrt(3) + 1/8 cells under the true distance where the grid reaches: queries within 15 cells of
+two cell diagonals of some point, and values are stored in 16ths of a cell, so a floor is at most
+2 sqrt(3) + 1/16 cells under the true distance where the grid reaches: queries within 15 cells of
 the cloud (the grid is its AABB grown by 16 cells; beyond, border cells answer, loosely), plus the
 grid's slack for its float32 arithmetic, about 1e-6 of the largest |coordinate| (a millimetre 1 km
 from the origin).
@@ -25,7 +25,7 @@ from simdplan import _core
 from test_point_nearest import KINDS, cloud, queries
 
 NEAR_CELLS = 15.0
-SLACK_CELLS = 2 * np.sqrt(3) + 0.125 + 1e-3
+SLACK_CELLS = 2 * np.sqrt(3) + 1 / 16 + 1e-3
 
 
 def true_distance(points32: np.ndarray, q32: np.ndarray) -> np.ndarray:
