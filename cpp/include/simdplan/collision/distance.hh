@@ -165,6 +165,9 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
   return V::load(bs);
 }
 
+// group_tree_min's `floor_of` for shapes without a lower-bound grid (meshes, clouds built without one)
+struct NoFloor {};
+
 // best = min(best, clearance of group g's spheres from a point cloud or a mesh, whose distances come
 // from a tree searched for all lanes at once: search(x, y, z, bound2, lanes) returns per lane of
 // `lanes` min(bound2, squared distance to the nearest point or triangle) (nearest_sq_lanes,
@@ -176,9 +179,10 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
 // look-up (a cloud's distance floor grid): it drops the group's lanes it proves out of reach, and
 // then each sphere's before any search (settling them with lower_ok as below); the bound centres
 // are searched only when some sphere still needs a search. Both shapes are surfaces (d >= 0), so a
-// non-positive reach cannot be met. `extra` (a cloud's point radius) counts as sphere radius. lower_ok: the bound sphere's distance minus the
-// sphere's offset is taken when it covers kTakeLowerFraction of the lane's best (a lower bound >= 0,
-// as certificates need); collisions stay exact.
+// non-positive reach cannot be met. `extra` (a cloud's point radius) counts as sphere radius.
+// lower_ok: the bound sphere's distance minus the sphere's offset is taken when it covers
+// kTakeLowerFraction of the lane's best (a lower bound >= 0, as certificates need); collisions stay
+// exact.
 // PERF: certified plans on 105 MotionBenchMaker panda problems as point clouds (bench mbm
 // --pointcloud --limit 15 --seed 1, AVX-512, two alternating runs each, same certificates):
 //   - searches lanes together instead of one lane at a time (72% of the instructions, about 1,000
@@ -196,12 +200,10 @@ SIMDPLAN_NOINLINE V group_big_hull_min(const RobotView& rb, const EnvironmentVie
 //     (instead of the left one): 294-305 -> 284-287 us, 1.05 -> 0.95-0.96 ms, the same certificates
 //     (14 of them, callgrind AVX2: 502 M -> 441 M instructions).
 //   - a cloud's distance floor grid (1.4 cm cells) before any search: 21 problems (3 per class,
-//     certified planning, callgrind AVX2) 132.7 M -> 108.5 M instructions, the same iterations; wall time
-//     (35 problems, min of 5 alternating runs, AVX2 host), median per-problem ratio planning 0.90,
-//     simplification 0.88; certified / discrete planning 1.74x -> 1.51x (medians of ratios).
-// group_tree_min's `floor_of` for shapes without a lower-bound grid (meshes, clouds built without one)
-struct NoFloor {};
-
+//     certified planning, callgrind AVX2) 132.7 M -> 108.5 M instructions, the same iterations;
+//     wall time (35 problems, min of 5 alternating runs, AVX2 host), median per-problem ratio
+//     planning 0.90, simplification 0.88; certified / discrete planning 1.74x -> 1.51x (medians of
+//     ratios).
 template <class V, class Search, class MaybeNear, class Floor>
 SIMDPLAN_INLINE V group_tree_min(const RobotView& rb, const LaneScratch<V>& s, int32_t g, float padding, float extra,
                                  V best, bool lower_ok, Search search, MaybeNear maybe_near, Floor floor_of) {
