@@ -293,7 +293,10 @@ class Environment:
         ``point_radius`` (>= 0) inflates every point. ``r_min`` / ``r_max``: the robot sphere radii
         (padding included) the cloud's CAPT must answer; None takes them from the robot at the first
         check (see the module docstring). The points are copied as float32, the precision of the
-        checks; a tree is built once per range and never copied per check or per plan.
+        checks; a tree is built once per range and never copied per check or per plan. Distance
+        queries (certified Link, clearances) also build, on first use, a nearest-point tree and a
+        distance floor grid of about 128 bytes per distinct point (at most 4 MiB; 6-8 ms for 14k
+        points), which gives lower bounds of the distance by one look-up before any search.
         """
         pts = np.asarray(points)
         if pts.dtype == object or not (np.issubdtype(pts.dtype, np.floating) or np.issubdtype(pts.dtype, np.integer)):
