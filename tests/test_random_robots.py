@@ -300,7 +300,6 @@ def compare_later_chunks(robot, rng, pebbles=0) -> int:
     return later_only
 
 
-
 def chunk_sizes(n: int, lanes: int, first: int = 0) -> list[int]:
     """Samples per chunk of a discrete Link from `first` to n, in order (rake order: chunk c holds
     i = first + c + P l for the lanes l with i <= n)."""
@@ -359,6 +358,7 @@ def test_a_link_counts_up_to_the_chunk_of_its_first_collision(isa):
         assert not free and samples == int(np.cumsum(sizes)[stop]), (samples, stop)
     res = simdplan.plan(robot, simdplan.Environment(), a, q1, resolution=float(n), simplify=False)
     assert res.success and res.stats["iterations"] == 0 and res.stats["collision_checks"] == n - 1
+
 
 @SETTINGS
 @given(robots(), st.integers(0, 2**32 - 1))
