@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -25,12 +26,29 @@ settings.load_profile("simdplan")
 ISAS = simdplan.available_isas()
 
 
+@contextlib.contextmanager
+def isa_set_to(name: str):
+    """Runs the block under ISA `name`, then restores the one in use before."""
+    before = simdplan.isa()
+    simdplan.set_isa(name)
+    try:
+        yield name
+    finally:
+        simdplan.set_isa(before)
+
+
+def on_every_isa(fn) -> dict:
+    """{ISA name: fn()} for every ISA this machine has (``from conftest import on_every_isa``), for
+    tests that compare the ISAs with each other; the ISA in use is restored."""
+    out = {}
+    for name in ISAS:
+        with isa_set_to(name):
+            out[name] = fn()
+    return out
+
+
 @pytest.fixture(params=ISAS)
 def isa(request):
     """Sets the ISA under test (every one in simdplan.available_isas()) and restores the original."""
-    before = simdplan.isa()
-    simdplan.set_isa(request.param)
-    try:
+    with isa_set_to(request.param):
         yield request.param
-    finally:
-        simdplan.set_isa(before)

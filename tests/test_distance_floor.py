@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
-import simdplan
 from simdplan import _core
 
+from conftest import on_every_isa
 from test_point_nearest import KINDS, cloud, queries
 
 NEAR_CELLS = 15.0
@@ -73,14 +73,7 @@ def test_every_isa_agrees_with_scalar():
     pts = np.ascontiguousarray(cloud("clustered", 3000, rng), np.float32)
     qs = np.ascontiguousarray(queries(pts, 5000, rng), np.float32)
     tree = _core.NearestTree(pts, distance_floor=True)
-    before = simdplan.isa()
-    try:
-        got = {}
-        for name in simdplan.available_isas():
-            simdplan.set_isa(name)
-            got[name] = tree.floor_distance(qs)
-    finally:
-        simdplan.set_isa(before)
+    got = on_every_isa(lambda: tree.floor_distance(qs))
     for name, f in got.items():  # the same cells; SIMD builds fuse the final multiply-add (one rounding)
         np.testing.assert_allclose(f, got["scalar"], rtol=0, atol=1e-6, err_msg=name)
 

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import reference as ref
 import simdplan
+from conftest import on_every_isa
 
 ROBOTS = ["panda", "ur5"]
 TOL = 1e-5
@@ -165,14 +166,7 @@ def test_fk_many_strided_input(robot, isa):
 def test_fk_same_across_isas(robot):
     """Every ISA gives the same spheres within float32 noise (scalar is the reference build)."""
     Q = _configs(robot, 21, seed=7)
-    before = simdplan.isa()
-    try:
-        out = {}
-        for name in simdplan.available_isas():
-            simdplan.set_isa(name)
-            out[name] = robot.fk_many(Q)
-    finally:
-        simdplan.set_isa(before)
+    out = on_every_isa(lambda: robot.fk_many(Q))
     for name, v in out.items():
         np.testing.assert_allclose(v, out["scalar"], rtol=0, atol=2e-6, err_msg=name)
 

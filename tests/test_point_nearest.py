@@ -25,6 +25,7 @@ from scipy.spatial import cKDTree
 
 from simdplan import _core
 from simdplan.collision import NearestPointTree
+from conftest import on_every_isa
 
 TOL = 1e-6
 REL32 = 3e-7
@@ -136,20 +137,11 @@ def test_large_coordinates_and_far_queries(isa):
 
 
 def test_every_isa_agrees_with_scalar():
-    import simdplan
-
     rng = np.random.default_rng(8)
     pts = cloud("clustered", 5000, rng)
     q = queries(pts, 4000, rng)
     tree = NearestPointTree(pts)
-    before = simdplan.isa()
-    try:
-        out = {}
-        for name in simdplan.available_isas():
-            simdplan.set_isa(name)
-            out[name] = tree.query(q, 0.1)
-    finally:
-        simdplan.set_isa(before)
+    out = on_every_isa(lambda: tree.query(q, 0.1))
     d0, i0 = out["scalar"]
     for name, (d, i) in out.items():
         assert np.array_equal(np.isfinite(d), np.isfinite(d0)), name  # no query near the boundary here
