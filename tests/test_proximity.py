@@ -486,6 +486,15 @@ def test_certified_plan_refuses_ends_within_the_margin_at_once():
         assert res.stats["iterations"] == 0 and res.stats["unprovable"] == which
         many = simdplan.plan_many([(robot, env, start, goals)], link="certified", time_limit=0)[0]
         assert not many.success and many.message == res.message
+    # the ends' clearances are measured only up to twice the margin: just past the margin, an end is
+    # not refused at once (the certificate may still give up on its edges later)
+    for gap in (1.05, 1.5, 1.95, 2.5):
+        near = Environment()
+        near.add_sphere([0.5, 0.03 + gap * simdplan._core.certify_margin, 0.0], 0.02)
+        assert robot.clearance([0.5], near) > simdplan._core.certify_margin
+        for start, goals in (([0.0], [[0.5]]), ([0.5], [[-0.5]])):
+            res = simdplan.plan(robot, near, start, goals, link="certified", time_limit=0, max_iterations=50)
+            assert "unprovable" not in res.stats, (gap, start, res.message)
     # another goal with room: planned to that one
     res = simdplan.plan(robot, env, [0.0], [[0.5], [-0.5]], link="certified", time_limit=0)
     assert res.success and res.stats["goal_index"] == 1 and "unprovable" not in res.stats

@@ -455,12 +455,12 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
 
 
 void RobotModel::clearance_many(const Environment& env, const Strided& q, float padding, float* env_out,
-                                float* self_out) const {
+                                float* self_out, float cap) const {
   require_distances(env);
   const KernelTable& k = active();
   const int32_t W = k.distance_lanes, ng = view_.n_groups, np = view_.n_pairs;
   std::vector<float> rows(size_t(W) * std::max(a_.dof, 1));
-  std::vector<float> cap_env(size_t(std::max(ng, 1)), HUGE_VALF), cap_pair(size_t(std::max(np, 1)), HUGE_VALF);
+  std::vector<float> cap_env(size_t(std::max(ng, 1)), cap), cap_pair(size_t(std::max(np, 1)), cap);
   std::vector<float> eo(size_t(W) * std::max(ng, 1)), po(size_t(W) * std::max(np, 1));
   float* s = scratch(k.distance_scratch_floats(&view_));
   for (int64_t base = 0; base < q.rows; base += W) {

@@ -5,6 +5,7 @@
 // without a copy. Non-finite values throw std::domain_error naming the entry; values outside the
 // limits are not errors: the configuration is simply invalid.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -87,10 +88,13 @@ class RobotModel {
   void fk_spheres(const Strided& q, float* out) const;
   void fk_bodies(const Strided& q, float* out) const;
   std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
-  // Exact clearances of every row of q (collision/distance.hh, no caps): env_out[r] the smallest
-  // over robot spheres and obstacles, self_out[r] over the checked sphere pairs (+inf if none).
-  // Rows out of the joint limits are measured all the same.
-  void clearance_many(const Environment& env, const Strided& q, float padding, float* env_out, float* self_out) const;
+  // Clearances of every row of q (collision/distance.hh): env_out[r] the smallest over robot spheres
+  // and obstacles, self_out[r] over the checked sphere pairs (+inf if none), each exact where below
+  // `cap` (> 0) and otherwise at least min(cap, the clearance) (+inf: exact everywhere). A small cap
+  // answers "is the clearance above it?" for about the cost of a collision test. Rows out of the
+  // joint limits are measured all the same.
+  void clearance_many(const Environment& env, const Strided& q, float padding, float* env_out, float* self_out,
+                      float cap = HUGE_VALF) const;
   // Per sphere its closest obstacle (none where the environment is empty) and per checked link
   // pair its closest sphere pair, exact (scalar float64 witness points from float32 geometry).
   std::vector<Proximity> distance_report(const Environment& env, const Strided& q, float padding) const;
