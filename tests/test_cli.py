@@ -362,10 +362,30 @@ def test_bench_robots_compares_certified_with_discrete(tmp_path):
     assert doc["summary"][0]["links"]["certified"]["total"] == 1
 
 
+def test_bench_robots_on_point_clouds(tmp_path):
+    """--pointcloud: every generated problem's obstacles become sampled surface points, for both Links
+    (and VAMP where it runs, on the same points); the report says so and gives the cloud sizes."""
+    out = tmp_path / "robots.json"
+    proc = run("bench", "robots", "--robots", "ur5", "--families", "table", "--problems", "1", "--pointcloud", "3000",
+               "--filter", "0.01", "--link", "both", "--json", out, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "as point clouds" in proc.stdout and "3,000 surface points per obstacle, filtered at 0.01 m" in proc.stdout
+    doc = json.loads(out.read_text())
+    by_link = doc["records"]["ur5"]["by_link"]
+    kept = [r["cloud_kept"] for link in ("discrete", "certified") for r in by_link[link]]
+    assert len(kept) == 2 and kept[0] == kept[1] > 0  # both Links planned against the same cloud
+    assert doc["summary"][0]["cloud_points_median"] == kept[0]
+    for r in doc["records"]["ur5"]["vamp"]:
+        assert r["cloud_kept"] > 0
+
+
 def test_bench_robots_user_errors():
     assert_user_error(run("bench", "robots", "--robots", "r2d2"), contains=("r2d2", "mobile_manipulator"))
     assert_user_error(run("bench", "robots", "--families", "kitchen"), contains=("kitchen", "shelf"))
     assert_user_error(run("bench", "robots", "--problems", "0"), contains=("--problems",))
+    assert_user_error(run("bench", "robots", "--pointcloud", "0"), contains=("--pointcloud",))
+    assert_user_error(run("bench", "robots", "--pointcloud", "--filter", "-1"), contains=("--filter",))
+    assert_user_error(run("bench", "robots", "--pointcloud", "--point-radius", "nan"), contains=("--point-radius",))
 
 
 def test_bench_robots_both_solved_pairs_problems():

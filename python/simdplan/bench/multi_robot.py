@@ -4,7 +4,9 @@ For every robot (simdplan.bench.robots) the problem generator (simdplan.scenes.g
 ``per_family`` problems of every family, and simdplan plans each with the robot's default settings
 (``robot.default_settings()``), then VAMP where it has the robot (the built-in panda and ur5 are
 VAMP's own models), right after ours in the same process. Every returned path, ours and VAMP's, is
-re-checked at 10x the planning resolution (simdplan.check_path).
+re-checked at 10x the planning resolution (simdplan.check_path). With a point-cloud setting, every
+problem's obstacles are first replaced by points sampled on their surfaces (bench.mbm.as_pointcloud),
+and VAMP plans against the same points.
 
 Per robot it reports: solved, median
 and mean planning time, planning + simplification, iterations, the cost of one configuration check
@@ -66,14 +68,17 @@ class RobotRun:
 
 def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides: dict | None = None,
         vamp: str = "auto", progress=None, links: list[str] | None = None,
-        vamp_sampler: str = "halton") -> list[RobotRun]:
+        vamp_sampler: str = "halton", cloud=None) -> list[RobotRun]:
     """Plans the generated problems of every robot in ``names``; ``overrides``: planner settings that
     replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
     called after every problem. links: Link modes to plan each problem with, one after the other
     (default: the overrides' link, else the robot's default); VAMP runs beside the first, with its
-    ``vamp_sampler`` (vamp_baseline.SAMPLERS)."""
+    ``vamp_sampler`` (vamp_baseline.SAMPLERS). cloud (bench.mbm.PointCloudSetting): each problem's
+    obstacles are replaced by points sampled on their surfaces, as ``bench mbm --pointcloud`` does,
+    and VAMP gets the same sampled points."""
     from simdplan.bench import vamp_baseline
+    from simdplan.bench.mbm import as_pointcloud
     from simdplan.planner.settings import PlannerSettings
 
     out = []
@@ -100,12 +105,16 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
         by_link: dict = {link: [] for link in modes}
         theirs, cost = [], []
         for p in problems:
+            fields, cloud_points = {}, None
+            if cloud is not None:
+                fields, raw, kept = as_pointcloud(p, cloud.per_obstacle, cloud.min_dist, cloud.point_radius)
+                cloud_points = (raw, kept, cloud.min_dist, cloud.point_radius)
             for link in modes:
-                by_link[link].append(plan_problem(p, *chosen[link]))
+                by_link[link].append({**plan_problem(p, *chosen[link]), **fields})
             cost.append(check_cost_ns(robot, p.env, seed + p.index))
             if base is not None:
                 checked = chosen[modes[0]][1]
-                theirs.append(plan_baseline(base, p, checked.simplify, None, resolution_of(robot, checked)))
+                theirs.append(plan_baseline(base, p, checked.simplify, cloud_points, resolution_of(robot, checked)))
             if progress:
                 progress(f"{name} {p.name}")
         out.append(RobotRun(name, robot, problems, by_link[modes[0]], theirs, base.label if base else None, why, cost,
@@ -174,11 +183,17 @@ def summary(run_: RobotRun) -> dict:
         s["baseline_why"] = run_.baseline_why
     if len(run_.by_link) > 1:
         s["links"] = {link: summarize(recs) for link, recs in run_.by_link.items()}
+    kept = [r["cloud_kept"] for r in run_.records if "cloud_kept" in r]
+    if kept:
+        s["cloud_points_min"], s["cloud_points_median"], s["cloud_points_max"] = (
+            int(min(kept)), float(np.median(kept)), int(max(kept)))
     return s
 
 
-def report(summaries: list[dict], families: list[str], per_family: int, seed: int, machine: dict) -> list:
-    """The table (one row per robot) and its notes; VAMP's figures only where it ran in this run."""
+def report(summaries: list[dict], families: list[str], per_family: int, seed: int, machine: dict,
+           cloud=None) -> list:
+    """The table (one row per robot) and its notes; VAMP's figures only where it ran in this run.
+    cloud: the run's bench.mbm.PointCloudSetting, if its obstacles were point clouds."""
     rows = []
     for s in summaries:
         b = s["baseline"]
@@ -197,14 +212,20 @@ def report(summaries: list[dict], families: list[str], per_family: int, seed: in
               ("ours/VAMP\nmed / mean", "right")]
     si = machine["simdplan"]
     isa = si.get("isa", "?") if isinstance(si, dict) else str(si)
-    title = (f"simdplan bench robots: {per_family} generated problems per family ({', '.join(families)}), seed "
-             f"{seed}; each robot's default settings; times in us; {machine['cpu_model']}, "
+    obstacles = "" if cloud is None else " as point clouds"
+    title = (f"simdplan bench robots: {per_family} generated problems per family ({', '.join(families)})"
+             f"{obstacles}, seed {seed}; each robot's default settings; times in us; {machine['cpu_model']}, "
              f"{machine['cpu_count']} CPUs, ISA {isa}")
     out: list = [Table(title, header, rows, set()),
                  "ns per config: is_valid_many on random configurations in each problem's scene (median over "
                  "problems); ns per sphere: that over the spheres some joint moves. "
                  f"{VERIFY_FACTOR}x fails: solved paths with an edge in collision at {VERIFY_FACTOR}x the planning "
                  "resolution."]
+    if cloud is not None:
+        sizes = "; ".join(f"{s['robot']} {s['cloud_points_min']:,}-{s['cloud_points_max']:,} (median "
+                          f"{s['cloud_points_median']:,.0f})" for s in summaries if "cloud_points_median" in s)
+        out.append(f"point clouds: {cloud.per_obstacle:,} surface points per obstacle, filtered at "
+                   f"{cloud.min_dist:g} m, point radius {cloud.point_radius:g} m; points kept per problem: {sizes}")
     for s in summaries:
         if s["baseline"] is None:
             continue

@@ -9,6 +9,8 @@
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
                        [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
                        [--vamp-sampler halton|uniform]
+    simdplan bench robots [--robots NAME,...] [--families NAME,...] [--problems N] [--seed N] [--time-limit S]
+                          [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off] [--json OUT]
     simdplan ik SCENE_OR_ROBOT --pose X Y Z QX QY QZ QW [--link L] [--mask M] [--solutions N] [--json]
     simdplan info [--json]
 
@@ -227,6 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
     r.add_argument("--link", choices=("discrete", "certified", "both"), default=None,
                    help="edge checks (default: each robot's default); both: every problem with each, compared")
+    r.add_argument("--pointcloud", type=int, metavar="N", nargs="?", const=10_000,
+                   help="replace each problem's obstacles by N points sampled on their surfaces (default 10000 "
+                        "per obstacle), filtered (--filter); VAMP plans against the same points")
+    r.add_argument("--filter", type=float, default=0.02, metavar="M",
+                   help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
+    r.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
+                   help="with --pointcloud: radius of every point (default 0.0025)")
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
                         "on (an error if it cannot), off")

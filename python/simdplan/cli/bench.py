@@ -50,6 +50,17 @@ def _flags(args) -> dict:
     return {k: v for k, v in vars(args).items() if k not in ("func", "help_parser", "command_argv")}
 
 
+def _cloud_setting(args):
+    """The --pointcloud, --filter and --point-radius flags, checked (None without --pointcloud)."""
+    if args.pointcloud is not None and args.pointcloud < 1:
+        raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
+    if not args.filter >= 0:
+        raise UserError(f"--filter must be >= 0 metres, got {args.filter}")
+    if not (math.isfinite(args.point_radius) and args.point_radius >= 0):
+        raise UserError(f"--point-radius must be a finite number >= 0 metres, got {args.point_radius}")
+    return None if not args.pointcloud else bench_mbm.PointCloudSetting(args.pointcloud, args.filter, args.point_radius)
+
+
 def cmd_bench_mbm(args) -> int:
     from simdplan.scenes import mbm
 
@@ -58,15 +69,10 @@ def cmd_bench_mbm(args) -> int:
     if args.json:
         check_output("--json", args.json)
     classes = _parse_classes(args.problems, list(mbm.classes()))
-    if args.pointcloud is not None and args.pointcloud < 1:
-        raise UserError(f"--pointcloud must be >= 1 points per obstacle, got {args.pointcloud}")
-    if args.pointcloud and args.obstacles != "primitives":
+    cloud = _cloud_setting(args)
+    if cloud and args.obstacles != "primitives":
         raise UserError(f"--pointcloud samples the primitives' surfaces: it cannot be combined with --obstacles "
                         f"{args.obstacles}")
-    if not args.filter >= 0:
-        raise UserError(f"--filter must be >= 0 metres, got {args.filter}")
-    if not (math.isfinite(args.point_radius) and args.point_radius >= 0):
-        raise UserError(f"--point-radius must be a finite number >= 0 metres, got {args.point_radius}")
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
     apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
@@ -84,8 +90,6 @@ def cmd_bench_mbm(args) -> int:
                                             args.vamp_sampler)
     except RuntimeError as exc:  # --vamp on, and it cannot run
         raise UserError(str(exc)) from exc
-    cloud = (None if not args.pointcloud else
-             bench_mbm.PointCloudSetting(args.pointcloud, args.filter, args.point_radius))
 
     def settings_for(scene, link):
         return apply_overrides(getattr(scene, "settings", None), {**overrides, "link": link})
@@ -164,6 +168,7 @@ def cmd_bench_robots(args) -> int:
         raise UserError(f"--problems must be >= 1, got {args.problems}")
     if args.json:
         check_output("--json", args.json)
+    cloud = _cloud_setting(args)
     links = ["discrete", "certified"] if args.link == "both" else None
     overrides = {"time_limit": args.time_limit, "link": None if args.link == "both" else args.link}
     apply_overrides(None, overrides)
@@ -182,14 +187,14 @@ def cmd_bench_robots(args) -> int:
             for name in names:
                 try:
                     runs.extend(multi_robot.run([name], families, args.problems, args.seed, overrides, args.vamp,
-                                                progress.advance, links, args.vamp_sampler))
+                                                progress.advance, links, args.vamp_sampler, cloud))
                 except RuntimeError as exc:  # --vamp on without VAMP
                     raise UserError(str(exc)) from exc
         except KeyboardInterrupt:
             interrupted = True
     summaries = [multi_robot.summary(r) for r in runs]
     machine = machine_info()
-    print_report(multi_robot.report(summaries, families, args.problems, args.seed, machine))
+    print_report(multi_robot.report(summaries, families, args.problems, args.seed, machine, cloud))
     elapsed = time.perf_counter() - t0
     if args.json:
         doc = {"schema": "simdplan-bench-robots/1", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
