@@ -360,6 +360,10 @@ def test_bench_robots_compares_certified_with_discrete(tmp_path):
         "certified"]
     assert doc["records"]["panda"]["simdplan"] == by_link["discrete"]
     assert doc["summary"][0]["links"]["certified"]["total"] == 1
+    d, c = by_link["discrete"][0], by_link["certified"][0]
+    if d["solved"] and c["solved"]:
+        per = doc["summary"][0]["links_per_problem"]
+        assert per["n"] == 1 and per["planning_median_ratio"] == c["planning_time_us"] / d["planning_time_us"]
 
 
 def test_bench_robots_on_point_clouds(tmp_path):
@@ -405,6 +409,24 @@ def test_bench_robots_both_solved_pairs_problems():
     assert both_solved([rec(1.0, ok=False)], [rec(1.0)]) == {"n": 0}
     with pytest.raises(ValueError):
         both_solved([rec(1.0)], [])
+
+
+def test_bench_robots_link_ratios_pair_problems():
+    """Certified over discrete Link problem by problem: the median of the per-problem ratios, over the
+    problems both solved. Here the ratio of the medians (30 / 20) is none of the problems' ratios."""
+    from simdplan.bench.multi_robot import per_problem_ratios
+
+    def rec(plan, total, ok=True):
+        return {"planning_time_us": plan, "total_time_us": total, "solved": ok}
+
+    discrete = [rec(10.0, 20.0), rec(20.0, 40.0), rec(100.0, 200.0), rec(5.0, 5.0, ok=False)]
+    certified = [rec(30.0, 30.0), rec(12.0, 60.0), rec(400.0, 300.0), rec(1.0, 1.0)]
+    r = per_problem_ratios(discrete, certified)
+    assert r == {"n": 3, "planning_median_ratio": 3.0, "total_median_ratio": 1.5}
+    assert per_problem_ratios([rec(1.0, 1.0, ok=False)], [rec(1.0, 1.0)]) == {
+        "n": 0, "planning_median_ratio": None, "total_median_ratio": None}
+    with pytest.raises(ValueError):
+        per_problem_ratios([rec(1.0, 1.0)], [])
 
 
 def test_bench_robots_by_family_pairs_problems_per_family():
