@@ -88,11 +88,10 @@ class RobotModel {
   void fk_spheres(const Strided& q, float* out) const;
   void fk_bodies(const Strided& q, float* out) const;
   std::vector<Contact> contacts(const Environment& env, const Strided& q, float padding) const;
-  // Clearances of every row of q (collision/distance.hh): env_out[r] the smallest over robot spheres
-  // and obstacles, self_out[r] over the checked sphere pairs (+inf if none), each exact where below
-  // `cap` (> 0) and otherwise at least min(cap, the clearance) (+inf: exact everywhere). A small cap
-  // answers "is the clearance above it?" for about the cost of a collision test. Rows out of the
-  // joint limits are measured all the same.
+  // Clearances of every row of q (collision/distance.hh), each min(cap, exact clearance) (cap > 0;
+  // the default +inf: exact): env_out[r] the smallest over robot spheres and obstacles, self_out[r]
+  // over the checked sphere pairs (+inf if none). A small cap answers "is the clearance above it?"
+  // for about the cost of a collision test. Rows out of the joint limits are measured all the same.
   void clearance_many(const Environment& env, const Strided& q, float padding, float* env_out, float* self_out,
                       float cap = HUGE_VALF) const;
   // Per sphere its closest obstacle (none where the environment is empty) and per checked link
