@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
@@ -420,11 +420,12 @@ def test_certified_is_sound_where_the_distance_floor_settles_clearances(isa, pan
     tilt = Rotation.from_rotvec(rng.normal(scale=0.7, size=3)).as_matrix()
     env = Environment()
     env.add_pointcloud(patch @ tilt.T + rng.uniform([0.3, -0.4, 0.1], [0.7, 0.4, 0.8]), point_radius=point_radius)
-    decided = 0
+    decided = valid = 0
     for _ in range(40):
         q0, q1 = random_configs(panda, rng, 2)
         if not (panda.is_valid(q0, env) and panda.is_valid(q1, env)):
             continue
+        valid += 1
         q1 = q0 + 0.4 * (q1 - q0)  # mostly short edges, as planners check
         cert = panda.certify_motion(q0, q1, env)
         if cert.free:
@@ -432,6 +433,8 @@ def test_certified_is_sound_where_the_distance_floor_settles_clearances(isa, pan
         elif cert.status == "collision":
             assert not panda.is_valid(q0 + cert.t * (q1 - q0), env)
         decided += cert.status != "undecided"
+    # a patch through the robot's fixed base leaves no valid configuration: nothing to check there
+    assume(valid > 0)
     assert decided > 0
 
 
