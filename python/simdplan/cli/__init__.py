@@ -71,6 +71,21 @@ def _planner_name(text: str) -> str:
     raise argparse.ArgumentTypeError(f"invalid choice {text!r} (choose from {', '.join(PLANNERS)}, or ompl:NAME)")
 
 
+def _add_cloud_flags(parser) -> None:
+    """--pointcloud, --filter and --point-radius, as ``bench mbm`` and ``bench robots`` take them
+    (checked by cli.bench._cloud_setting)."""
+    parser.add_argument("--pointcloud", type=int, metavar="N", nargs="?", const=10_000,
+                        help="replace each problem's obstacles by N points sampled on their surfaces (default 10000 "
+                             "per obstacle), filtered (--filter), checked through a CAPT; VAMP, where it runs, plans "
+                             "against the same points")
+    parser.add_argument("--filter", type=float, default=0.02, metavar="M",
+                        help="with --pointcloud: thin the cloud so no two points are closer than M metres "
+                             "(default 0.02)")
+    parser.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
+                        help="with --pointcloud: radius of every point (default 0.0025, MotionBenchMaker's "
+                             "reference setting's)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from simdplan.planner.settings import PLANNERS
 
@@ -191,16 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=int, help="random seed (the same for every problem)")
     m.add_argument("--no-simplify", action="store_true", help="no path simplification")
     m.add_argument("--limit", type=int, metavar="N", help="the first N problems of each class")
-    m.add_argument("--pointcloud", type=int, metavar="N", nargs="?", const=10_000,
-                   help="replace each problem's obstacles by N points sampled on their surfaces (default 10000 "
-                        "per obstacle), filtered (--filter), checked through a CAPT")
     m.add_argument("--obstacles", choices=("primitives", "meshes", "hulls"), default="primitives",
                    help="each problem's obstacles as given (default), as triangle meshes or as convex hulls of "
                         "their triangulations (cylinders as 32-sided prisms; simdplan.scenes.mbm.as_shapes)")
-    m.add_argument("--filter", type=float, default=0.02, metavar="M",
-                   help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
-    m.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
-                   help="with --pointcloud: radius of every point (default 0.0025, the reference setting's)")
+    _add_cloud_flags(m)
     m.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="also plan every problem with VAMP's RRT-Connect, side by side in the same run: auto "
                         "(default: when VAMP is installed and the run is comparable), on (an error if it "
@@ -229,13 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
     r.add_argument("--link", choices=("discrete", "certified", "both"), default=None,
                    help="edge checks (default: each robot's default); both: every problem with each, compared")
-    r.add_argument("--pointcloud", type=int, metavar="N", nargs="?", const=10_000,
-                   help="replace each problem's obstacles by N points sampled on their surfaces (default 10000 "
-                        "per obstacle), filtered (--filter); VAMP plans against the same points")
-    r.add_argument("--filter", type=float, default=0.02, metavar="M",
-                   help="with --pointcloud: thin the cloud so no two points are closer than M metres (default 0.02)")
-    r.add_argument("--point-radius", type=float, default=0.0025, metavar="M",
-                   help="with --pointcloud: radius of every point (default 0.0025)")
+    _add_cloud_flags(r)
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
                         "on (an error if it cannot), off")
