@@ -122,12 +122,17 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
     return out
 
 
+def solved_pairs(ours: list[dict], theirs: list[dict]) -> list[tuple[dict, dict]]:
+    """(our record, theirs) for every problem both solved; the records pair up by problem, in order
+    (ValueError if the lists differ in length)."""
+    return [(a, b) for a, b in zip(ours, theirs, strict=True) if a["solved"] and b["solved"]]
+
+
 def both_solved(ours: list[dict], theirs: list[dict]) -> dict:
-    """Planning times over the problems both planners solved (records pair up by problem, in order).
+    """Planning times over the problems both planners solved (solved_pairs).
     Where one planner solves a problem the other cannot, each one's own mean covers different
     problems (a hard problem only one solves weighs on that one's mean alone); these do not."""
-    pairs = [(a["planning_time_us"], b["planning_time_us"]) for a, b in zip(ours, theirs, strict=True)
-             if a["solved"] and b["solved"]]
+    pairs = [(a["planning_time_us"], b["planning_time_us"]) for a, b in solved_pairs(ours, theirs)]
     out = {"n": len(pairs)}
     if pairs:
         a, b = np.array(pairs).T
@@ -138,10 +143,10 @@ def both_solved(ours: list[dict], theirs: list[dict]) -> dict:
 
 
 def per_problem_ratios(discrete: list[dict], certified: list[dict]) -> dict:
-    """Certified over discrete Link problem by problem, over those both solved (records pair up by
-    problem, in order): the median of the ratios of planning time and of planning + simplification.
-    A ratio of medians compares two different problems whenever the two Links' times sort differently."""
-    pairs = [(a, b) for a, b in zip(discrete, certified, strict=True) if a["solved"] and b["solved"]]
+    """Certified over discrete Link problem by problem, over those both solved (solved_pairs): the
+    median of the ratios of planning time and of planning + simplification. A ratio of medians
+    compares two different problems whenever the two Links' times sort differently."""
+    pairs = solved_pairs(discrete, certified)
     out: dict = {"n": len(pairs)}
     for key, name in (("planning_time_us", "planning"), ("total_time_us", "total")):
         ratios = [b[key] / a[key] for a, b in pairs if a.get(key) and b.get(key) is not None]
@@ -157,11 +162,10 @@ def by_family(ours: list[dict], theirs: list[dict]) -> dict:
     """Per problem family (the records' ``problem``), over the problems both planners solved: medians
     of planning time, iterations and planning time per iteration, ours and theirs. A robot's overall
     ratio can hide families that pull in opposite directions (fewer iterations that each cost more);
-    this shows which. Records pair up by problem, in order, as in both_solved."""
+    this shows which. Records pair up as in solved_pairs."""
     fams: dict = {}
-    for a, b in zip(ours, theirs, strict=True):
-        if a["solved"] and b["solved"]:
-            fams.setdefault(a["problem"], []).append((a, b))
+    for a, b in solved_pairs(ours, theirs):
+        fams.setdefault(a["problem"], []).append((a, b))
     out = {}
     for fam, pairs in fams.items():
         row: dict = {"n": len(pairs)}
