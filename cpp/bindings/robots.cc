@@ -273,6 +273,15 @@ void bind_robots(nb::module_& m) {
           },
           nb::arg("q0"), nb::arg("q1"))
       .def(
+          "chord_bounds",
+          [](const RobotModel& r, const InArray& q0, const InArray& q1, double t0, double t1) {
+            double* out;
+            auto arr = new_array<double>({size_t(r.view().n_groups)}, &out);
+            r.chord_bounds(as_vector(q0, r.dof(), "q0"), as_vector(q1, r.dof(), "q1"), t0, t1, out);
+            return arr;
+          },
+          nb::arg("q0"), nb::arg("q1"), nb::arg("t0"), nb::arg("t1"))
+      .def(
           "distance_report",
           [](const RobotModel& r, const Environment& env, const InArray& q, float padding) {
             nb::list out;

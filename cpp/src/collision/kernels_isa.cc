@@ -76,8 +76,9 @@ int64_t dist_floats(const RobotView* rb) { return distance_scratch_floats<VecN>(
 
 uint32_t distances(const RobotView* rb, const EnvironmentView* env, const float* q, int32_t count, float padding,
                    const float* cap_env, const float* cap_pair, uint32_t flags, float* env_out,
-                   float* pair_out, float* scratch) {
-  return distance_rows<VecN>(*rb, *env, q, count, padding, cap_env, cap_pair, flags, env_out, pair_out, scratch);
+                   float* pair_out, float* centre_out, float* scratch) {
+  return distance_rows<VecN>(*rb, *env, q, count, padding, cap_env, cap_pair, flags, env_out, pair_out, centre_out,
+                             scratch);
 }
 
 void fk_spheres(const RobotView* rb, const float* q, int64_t n, float* out, float* scratch) {

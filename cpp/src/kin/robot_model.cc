@@ -467,7 +467,7 @@ void RobotModel::clearance_many(const Environment& env, const Strided& q, float 
     const int32_t count = int32_t(std::min<int64_t>(W, q.rows - base));
     for (int32_t r = 0; r < count; ++r) convert_row(q, base + r, rows.data() + size_t(r) * a_.dof, "Q");
     k.distances(&view_, &env.view(), rows.data(), count, padding, cap_env.data(), cap_pair.data(), kDistRunningMin,
-                eo.data(), po.data(), s);
+                eo.data(), po.data(), nullptr, s);
     for (int32_t r = 0; r < count; ++r) {
       float e = HUGE_VALF, c = HUGE_VALF;
       for (int32_t g = 0; g < ng; ++g) e = std::min(e, eo[size_t(g) * W + r]);
@@ -509,6 +509,14 @@ void RobotModel::motion_bounds(const Strided& q0, const Strided& q1, double* out
   bool ok0, ok1;
   const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
   CertifiedLink(view_, *isa_table<KernelTable, Isa::kScalar>()).sphere_bounds(ends.data(), ends.data() + a_.dof, out);
+}
+
+void RobotModel::chord_bounds(const Strided& q0, const Strided& q1, double t0, double t1, double* out) const {
+  if (!(0.0 <= t0 && t0 < t1 && t1 <= 1.0)) throw std::invalid_argument("need 0 <= t0 < t1 <= 1");
+  bool ok0, ok1;
+  const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
+  CertifiedLink(view_, *isa_table<KernelTable, Isa::kScalar>()).chord_bounds(ends.data(), ends.data() + a_.dof, t0, t1,
+                                                                             out);
 }
 
 namespace {

@@ -104,6 +104,8 @@ class RobotModel {
   // L_i of the edge for every sphere (n_spheres doubles): bound on the length of the path its
   // centre traces.
   void motion_bounds(const Strided& q0, const Strided& q1, double* out) const;
+  // CertifiedLink::chord_bounds of the stretch t0 .. t1 of q0 -> q1: n_groups doubles
+  void chord_bounds(const Strided& q0, const Strided& q1, double t0, double t1, double* out) const;
   bool has_motion_bounds() const { return !a_.sphere_reach.empty(); }
   // Throws unless every cloud of env can answer distance queries.
   void require_distances(const Environment& env) const {

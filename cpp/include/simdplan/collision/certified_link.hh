@@ -17,6 +17,23 @@
 // decides a stretch: tau_g(t0) + tau_g(t1) > t1 - t0 for every g. Entries that cannot move (L = 0)
 // are decided by the samples alone.
 //
+// Chord test, for a group whose tau sum fails: (t1 - t0) L_g bounds the path of any joint motion of
+// that size anywhere; the centres measured at the two samples give the real displacement. With B the
+// group's bound centre (RobotView.group_bound) and dt = t1 - t0:
+//   - a centre c of the group moved |c(t1) - c(t0)| <= |B(t1) - B(t0)| + theta s_g, where s_g is the
+//     largest distance of the group's centres from B and theta <= dt T_g the body's turn (T_g: the
+//     summed revolute motion of its chain; turns compose, and |(R1 - R0) v| <= theta |v|);
+//   - c(t) stays within dt^2 K / 8 of the chord between c(t0) and c(t1) (linear interpolation error
+//     of a C2 curve), K a bound on |c''|: each term of the second derivative, joints j and k on c's
+//     chain, is at most |dq_j| |dq_k| times c's distance from the farther joint's axis (1 for a
+//     prismatic one), so K <= 2 M_g L_g with M_g the summed motion of the chain;
+//   - so |c(t) - c(t0)| + |c(t) - c(t1)| <= C_g = |B(t1) - B(t0)| + dt T_g s_g + dt^2 M_g L_g / 2,
+//     and with d 1-Lipschitz, d(t) >= (d(t0) + d(t1) - C_g) / 2: the group is free on the stretch
+//     when d_g(t0) + d_g(t1) - 2 margin > C_g (+ kChordSlack for the centres' rounding).
+// Near contact, where stretches get short, C_g is 2-3x below dt L_g on the panda and the ur5
+// (tests/test_proximity.py, test_chord_bound_is_conservative): fewer splits. Its self pairs keep
+// their tau test (pair_reach is already relative).
+//
 // Divide and conquer, W samples per kernel call: the first call spreads W samples over the edge
 // (rake order, so most colliding edges end there); each later call splits the stretches not yet
 // certified, sharing the W lanes among them; a group already proven on every stretch a call splits is
@@ -63,12 +80,19 @@ class CertifiedLink {
   // Per-sphere path-length bounds L_i of the edge a -> b (n_spheres doubles), the values the
   // certificate uses (exposed for tests of their conservativeness).
   void sphere_bounds(const float* a, const float* b, double* out);
+  // Per group, the chord test's bound on the stretch t0 .. t1 (0 <= t0 < t1 <= 1) of the edge a -> b:
+  // for every sphere centre c of the group and every t in the stretch, |c(t) - c(t0)| + |c(t) -
+  // c(t1)| is at most out[g] (n_groups doubles; exposed for tests of its conservativeness).
+  void chord_bounds(const float* a, const float* b, double t0, double t1, double* out);
 
  private:
   double body_motion(int32_t k, const float* a, const float* b) const;
   void edge_bounds(const float* a, const float* b, float padding);
   void set_caps(double span);
   void skip_proven(int32_t split);
+  // the chord test (see check()) on stretch (i, j) for the groups whose tau sum fails: true when it
+  // proves them all; with need, marks every group it cannot prove instead of stopping at the first
+  bool chord_proves(int32_t i, int32_t j, double dt, uint8_t* need) const;
   // evaluates count (<= lanes) samples at ts; appends their tau rows. Returns false on a collision
   // (collide_t set to the first colliding sample).
   bool evaluate(const EnvironmentView& env, const float* a, const float* b, const double* ts, int32_t count,
@@ -85,7 +109,7 @@ class CertifiedLink {
   std::vector<std::pair<int32_t, int32_t>> pending_, open_, next_;  // stretches (sample indices)
   int64_t n_samples_ = 0;                       // rows of sample_t_ / tau_ in use
   std::vector<float> lane_tau_;                 // tau of one kernel call, n_groups x lanes
-  std::vector<float> rows_, env_out_, pair_out_, scratch_;
+  std::vector<float> rows_, pair_out_, scratch_;
   std::vector<double> sample_t_;
   int32_t stride_ = 0;                          // floats per tau row: n_groups rounded up (kBig after)
   std::vector<float> tau_;                      // n_samples x stride_
@@ -93,6 +117,19 @@ class CertifiedLink {
   std::vector<uint8_t> need_;                   // per group: measured at this pass's samples
   std::vector<float> group_reach_t_, pair_reach_t_, pair_list_reach_t_;  // RobotView's, body-major
   int64_t evaluated_ = 0;
+  // chord test: per group, the largest distance of a sphere centre from the bound centre (body
+  // frame); per edge, per body the summed joint motion and revolute turn of its chain, per group
+  // the chord bound's terms linear and quadratic in the stretch's length (see check())
+  std::vector<float> spread_;
+  std::vector<double> chain_move_, chain_turn_, chord_lin_, chord_quad_;
+  // chord test data, one block of block_floats_ per kernel call, lanes innermost: the groups'
+  // clearances (environment), then their pairs' least tau, then their bound centres (x, y, z per
+  // group; NaN where not placed); sample_slot_[s] = block * lanes + lane of sample s
+  int64_t block_floats_ = 0;
+  int32_t n_blocks_ = 0;
+  std::vector<float> aux_;
+  std::vector<int32_t> sample_slot_;
+  std::vector<uint8_t> open_need_;  // per open stretch (the first lanes of them): groups left unproven
 };
 
 }  // namespace simdplan

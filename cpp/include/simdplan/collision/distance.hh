@@ -30,6 +30,7 @@
 // (negative inside).
 #pragma once
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "simdplan/capt/nearest_query.hh"
@@ -441,11 +442,13 @@ typename V::Mask distance_lanes(const RobotView& rb, const EnvironmentView& env,
 }
 
 // Rows q (count x dof, count <= W) in the lanes (spare lanes repeat the last row); outputs stored
-// lane-major per entry: env_out[g * W + l], pair_out[p * W + l]. Returns the bits of distance_lanes.
+// lane-major per entry: env_out[g * W + l], pair_out[p * W + l], and where centre_out is given the
+// bound centres the environment queries placed, centre_out[(3 g + axis) * W + l] (NaN for groups
+// they did not reach). Returns the bits of distance_lanes.
 template <class V>
 uint32_t distance_rows(const RobotView& rb, const EnvironmentView& env, const float* q, int32_t count, float padding,
                        const float* cap_env, const float* cap_pair, uint32_t flags, float* env_out,
-                       float* pair_out, float* scratch) {
+                       float* pair_out, float* centre_out, float* scratch) {
   const LaneScratch<V> s(rb, scratch);
   gather_rows(q, rb.dof, 0, count, s.q);
   // the outputs live after the lane scratch (see distance_scratch_floats)
@@ -455,6 +458,17 @@ uint32_t distance_rows(const RobotView& rb, const EnvironmentView& env, const fl
       distance_lanes(rb, env, s, padding, cap_env, cap_pair, flags, ev, pv).bits() & first_lanes<V>(count);
   for (int32_t g = 0; g < rb.n_groups; ++g) ev[g].store(env_out + int64_t(g) * V::W);
   for (int32_t p = 0; p < rb.n_pairs; ++p) pv[p].store(pair_out + int64_t(p) * V::W);
+  if (centre_out) {
+    // (any bound placed in this call is the group's centre for these lanes: reset() clears the flags)
+    const V nan = V::fill(std::numeric_limits<float>::quiet_NaN());
+    for (int32_t g = 0; g < rb.n_groups; ++g) {
+      const bool ready = s.bound_ready[g] != 0.0f;
+      float* out = centre_out + int64_t(3 * g) * V::W;
+      (ready ? s.bx[g] : nan).store(out);
+      (ready ? s.by[g] : nan).store(out + V::W);
+      (ready ? s.bz[g] : nan).store(out + 2 * V::W);
+    }
+  }
   return bits;
 }
 

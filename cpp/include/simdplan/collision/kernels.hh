@@ -64,11 +64,13 @@ struct KernelTable {
   // contract of collision/distance.hh: env_out[g * distance_lanes + l] (per group, capped at
   // cap_env[g]) and pair_out[p * distance_lanes + l] (per self pair, sorted order, capped at
   // cap_pair[p]), under DistanceFlags. Returns the bits of the rows with a negative clearance.
+  // centre_out (nullptr: not wanted): the world bound centre of every group the call measured
+  // against the environment, centre_out[(3 g + axis) * distance_lanes + l]; NaN for the others.
   // Point clouds need their nearest-point trees (Environment::require_cloud_nearest).
   int64_t (*distance_scratch_floats)(const RobotView* robot);
   uint32_t (*distances)(const RobotView* robot, const EnvironmentView* env, const float* q, int32_t count,
                         float padding, const float* cap_env, const float* cap_pair, uint32_t flags,
-                        float* env_out, float* pair_out, float* scratch);
+                        float* env_out, float* pair_out, float* centre_out, float* scratch);
 
   // Forward kinematics of n configurations: world sphere centres and radii (n x n_spheres x 4),
   // radii unchanged.
