@@ -200,6 +200,15 @@ void CertifiedLink::skip_proven(int32_t split) {
 // point clouds 83.8 M -> 69.3 M; dual arm 157.2 M -> 144.8 M; iiwa 156.0 M -> 155.7 M (its
 // bound is tight already); MotionBenchMaker panda clouds, 21 problems, planning 106.5 M -> 79.5 M.
 // Certificate samples on 70 MotionBenchMaker problems 79 k -> 44 k, half as many undecided edges.
+void CertifiedLink::sample_row(const float* a, const float* b, double t, float* out) const {
+  const float tf = static_cast<float>(t);
+  for (int32_t j = 0; j < rb_.dof; ++j) out[j] = a[j] + tf * (b[j] - a[j]);
+}
+
+double CertifiedLink::chord_limit(int32_t g, double chord, double dt) const {
+  return chord + dt * chord_lin_[g] + dt * dt * chord_quad_[g];
+}
+
 bool CertifiedLink::chord_proves(int32_t i, int32_t j, double dt, uint8_t* need) const {
   const int32_t ng = rb_.n_groups, W = W_;
   const float dtf = float_below(dt);
@@ -219,7 +228,7 @@ bool CertifiedLink::chord_proves(int32_t i, int32_t j, double dt, uint8_t* need)
     const double chord = std::sqrt(sq(double(aj[c]) - ai[c]) + sq(double(aj[c + W]) - ai[c + W]) +
                                    sq(double(aj[c + 2 * W]) - ai[c + 2 * W]));
     // (a NaN centre fails the test)
-    return room > chord + dt * chord_lin_[g] + dt * dt * chord_quad_[g] + kChordSlack;
+    return room > chord_limit(g, chord, dt) + kChordSlack;
   };
   bool all = true;
   // only the groups whose tau sum fails, kRowAlign at a time
@@ -258,10 +267,7 @@ void CertifiedLink::chord_bounds(const float* a, const float* b, double t0, doub
   edge_bounds(a, b, 0.0f);
   std::vector<float> q(size_t(2) * dof), frames(size_t(2) * nb * 12);
   const double ts[2] = {t0, t1};
-  for (int32_t r = 0; r < 2; ++r) {
-    const float t = static_cast<float>(ts[r]);
-    for (int32_t j = 0; j < dof; ++j) q[size_t(r) * dof + j] = a[j] + t * (b[j] - a[j]);
-  }
+  for (int32_t r = 0; r < 2; ++r) sample_row(a, b, ts[r], q.data() + size_t(r) * dof);
   std::vector<float> scratch(size_t(k_.scratch_floats(&rb_)) + 16);
   k_.fk_bodies(&rb_, q.data(), 2, frames.data(), aligned_scratch(scratch));
   const double dt = t1 - t0;
@@ -274,17 +280,14 @@ void CertifiedLink::chord_bounds(const float* a, const float* b, double t0, doub
         c[r][x] = double(T[4 * x]) * p[0] + double(T[4 * x + 1]) * p[1] + double(T[4 * x + 2]) * p[2] + T[4 * x + 3];
     }
     const double chord = std::sqrt(sq(c[1][0] - c[0][0]) + sq(c[1][1] - c[0][1]) + sq(c[1][2] - c[0][2]));
-    out[g] = chord + dt * chord_lin_[g] + dt * dt * chord_quad_[g];
+    out[g] = chord_limit(g, chord, dt);
   }
 }
 
 bool CertifiedLink::evaluate(const EnvironmentView& env, const float* a, const float* b, const double* ts,
                              int32_t count, float padding, double& collide_t) {
   const int32_t dof = rb_.dof, ng = rb_.n_groups;
-  for (int32_t l = 0; l < count; ++l) {
-    const float t = static_cast<float>(ts[l]);
-    for (int32_t j = 0; j < dof; ++j) rows_[size_t(l) * dof + j] = a[j] + t * (b[j] - a[j]);
-  }
+  for (int32_t l = 0; l < count; ++l) sample_row(a, b, ts[l], rows_.data() + size_t(l) * dof);
   evaluated_ += count;
   // the call's clearances, pair tau and bound centres stay in a block of aux_ (the chord test)
   const size_t need = size_t(n_blocks_ + 1) * block_floats_;

@@ -90,6 +90,11 @@ class CertifiedLink {
   void edge_bounds(const float* a, const float* b, float padding);
   void set_caps(double span);
   void skip_proven(int32_t split);
+  // the configuration at t of the edge a -> b (float, as the kernels evaluate it)
+  void sample_row(const float* a, const float* b, double t, float* out) const;
+  // C_g of the header for group g: the bound centre's chord plus the turn and curvature terms of a
+  // stretch dt long (the same expression for the certificate and chord_bounds)
+  double chord_limit(int32_t g, double chord, double dt) const;
   // the chord test (see check()) on stretch (i, j) for the groups whose tau sum fails: true when it
   // proves them all; with need, marks every group it cannot prove instead of stopping at the first
   bool chord_proves(int32_t i, int32_t j, double dt, uint8_t* need) const;
