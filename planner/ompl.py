@@ -4,8 +4,8 @@
 ``ompl.geometric``: "ompl:BITstar", "ompl:PRMstar", ...) builds an OMPL setup for the robot's joint
 space (a RealVectorStateSpace bounded by the joint limits; continuous joints are treated as
 intervals [-pi, pi], not as circles), installs simdplan's Clear(q) as the state validity checker
-and simdplan's Link as the motion validator (discrete at ``resolution``, or certified with
-``link="certified"``), solves, optionally simplifies with OMPL's PathSimplifier, and returns a
+and simdplan's Link as the motion validator (certified by default, or discrete at ``resolution``
+with ``link="discrete"``), solves, optionally simplifies with OMPL's PathSimplifier, and returns a
 simdplan PlanResult.
 
 Requires the ``ompl`` wheel from PyPI (``pip install ompl``). Settings used: time_limit (seconds,
@@ -169,7 +169,7 @@ def _values(state, dof: int) -> np.ndarray:
     return np.fromiter((state[i] for i in range(dof)), dtype=np.float64, count=dof)
 
 
-def make_setup(robot, env, padding: float = 0.0, link: str = "discrete", resolution: float | None = None,
+def make_setup(robot, env, padding: float = 0.0, link: str = "certified", resolution: float | None = None,
                min_step: float = 1e-3):
     """An ``ompl.geometric.SimpleSetup`` for ``robot`` in ``env`` with simdplan's validity checker
     and motion validator installed (see the module docstring). Returns (setup, counters): the

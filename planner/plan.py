@@ -186,11 +186,12 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
     Returns a PlanResult; ``success`` is False (with an empty path) when no path was found within
     the budget. Raises InvalidProblemError for an invalid start or goal, ValueError for bad input.
     The path's first and last rows are the given start and goal (continuous joints wrapped); the
-    planner works in float32, and every edge passed the discrete Link check at ``resolution``, or
-    with ``link="certified"`` was proven collision-free between its ends (Robot.certify_motion,
-    giving up on stretches shorter than ``min_step``), alone or as a piece of a longer edge proven
-    while simplifying (a certificate of that piece alone may need a finer ``min_step``;
-    simdplan.check_path retries finer).
+    planner works in float32, and every edge was proven collision-free between its ends (certified
+    Link, the default: Robot.certify_motion, giving up on stretches shorter than ``min_step``),
+    alone or as a piece of a longer edge proven while simplifying (a certificate of that piece alone
+    may need a finer ``min_step``; simdplan.check_path retries finer), or with ``link="discrete"``
+    passed the discrete Link check at ``resolution`` (an obstacle thinner than its sample gap can be
+    stepped over). ``result.stats["link"]`` says which.
     """
     if goal_pose is not None and goals is not None:
         raise ValueError("give goals (configurations) or goal_pose (poses), not both")

@@ -572,7 +572,8 @@ class Robot:
 
     def is_motion_valid(self, q0, q1, env: Environment | None = None, resolution: float | None = None,
                         padding: float = 0.0, mode: str = "discrete", min_step: float = None) -> bool:
-        """Link(q0, q1). ``mode="discrete"`` (default): True iff every sample q0 + (i/n)(q1 - q0),
+        """Link(q0, q1). ``mode="discrete"`` (this check's default, the cheap one: the planners' default
+        is certified Link, PlannerSettings.link): True iff every sample q0 + (i/n)(q1 - q0),
         i = 0..n, is valid. ``mode="certified"``: True iff both ends are within the joint limits and
         the whole segment is proven collision-free (``certify_motion``, with ``min_step``, default
         DEFAULT_MIN_STEP; ``resolution`` is not used).

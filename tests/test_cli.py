@@ -82,7 +82,7 @@ def test_plan_csv_and_flag_overrides(mbm_scene_file, tmp_path, capsys):
                      "--time-limit", "5", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0
-    assert "rrt, seed 7" in text and "simplify off" in text
+    assert "rrt, seed 7" in text and "simplify off" in text and "certified Link" in text  # the default Link
     with open(out, newline="") as f:
         rows = list(csv.reader(f))
     scene = scenes.load(mbm_scene_file)
@@ -107,10 +107,15 @@ def test_plan_refused_as_unprovable_says_why(planner, tmp_path):
     scene = write_scene(tmp_path / "floor.yaml", start, goal,
                         f"obstacles:\n  - {{type: plane, normal: [0.0, 0.0, 1.0], offset: {lowest - 5e-6!r}}}\n")
     out = tmp_path / "never.json"
-    proc = run("plan", scene, "--planner", planner, "--certified", "--time-limit", "1", "--out", out)
+    proc = run("plan", scene, "--planner", planner, "--time-limit", "1", "--out", out)  # certified by default
     assert_user_error(proc, code=1, contains=("no path planned", "certified Link cannot prove", "out of the start",
                                               "nothing written"))
     assert not out.exists()
+    # the discrete Link needs no proof: planned, and the summary says which Link checked the edges
+    proc = run("plan", scene, "--planner", planner, "--link", "discrete", "--time-limit", "1")
+    assert proc.returncode == 0 and "discrete Link" in proc.stdout, proc.stderr
+    bad = run("plan", scene, "--link", "exact")  # argparse's own error: usage, then the reason
+    assert bad.returncode == 2 and "--link: invalid choice: 'exact'" in bad.stderr
 
 
 def test_plan_no_path_exit_1(mbm_scene_file, tmp_path):
@@ -224,10 +229,12 @@ def test_bench_mbm_with_workers_plans_with_plan_many(tmp_path, monkeypatch, caps
         ("box", 1, True), ("box", 2, False), ("box", 3, True), ("cage", 1, True), ("cage", 2, True),
         ("cage", 3, True)]
     problems = [p for p in real(classes=["box", "cage"], mode="reference") if p.index <= 3]
-    expected = simdplan.plan_many([problems[k] for k in (0, 2, 3, 4, 5)], indices=[0, 2, 3, 4, 5], seed=4)
-    for r, e in zip([r for r in recs if r["valid"]], expected):
-        assert r["solved"] == e.success and r["iterations"] == e.stats["iterations"]
-        assert np.array_equal(np.array(r["path"]), e.path)
+    for link in ("discrete", "certified"):
+        expected = simdplan.plan_many([problems[k] for k in (0, 2, 3, 4, 5)], indices=[0, 2, 3, 4, 5], seed=4,
+                                      link=link)
+        for r, e in zip([r for r in doc["records"] if r["link"] == link and r["valid"]], expected, strict=True):
+            assert r["solved"] == e.success and r["iterations"] == e.stats["iterations"]
+            assert np.array_equal(np.array(r["path"]), e.path)
     assert doc["throughput"]["discrete"]["problems"] == 5 and doc["throughput"]["discrete"]["workers"] == 2
     assert_user_error(run("bench", "mbm", "--workers", "0"), contains=("--workers",))
 
@@ -282,7 +289,7 @@ def test_bench_mbm_side_by_side_with_vamp(tmp_path):
     out = tmp_path / "bench.json"
     proc = run("bench", "mbm", "--problems", "table_pick,cage", "--limit", "2", "--vamp", "on", "--json", out)
     assert proc.returncode == 0, proc.stderr
-    assert "simdplan (discrete Link) vs VAMP" in proc.stdout and "x)" in proc.stdout
+    assert "simdplan (certified Link) vs VAMP" in proc.stdout and "x)" in proc.stdout
     doc = json.loads(out.read_text())
     theirs = [r for r in doc["records"] if r.get("impl") == "vamp"]
     ours = [r for r in doc["records"] if r.get("impl") != "vamp"]
@@ -358,7 +365,7 @@ def test_bench_robots_compares_certified_with_discrete(tmp_path):
     by_link = doc["records"]["panda"]["by_link"]
     assert [r["link"] for r in by_link["discrete"]] == ["discrete"] and [r["link"] for r in by_link["certified"]] == [
         "certified"]
-    assert doc["records"]["panda"]["simdplan"] == by_link["discrete"]
+    assert doc["records"]["panda"]["simdplan"] == by_link["certified"]  # the default Link first: VAMP beside it
     assert doc["summary"][0]["links"]["certified"]["total"] == 1
     d, c = by_link["discrete"][0], by_link["certified"][0]
     if d["solved"] and c["solved"]:

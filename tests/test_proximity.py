@@ -513,7 +513,9 @@ def test_certified_plan_refuses_ends_within_the_margin_at_once():
     env = Environment()
     env.add_sphere([0.5, 0.03 + 5e-6, 0.0], 0.02)  # the slider at x = 0.5 is 5 um from it
     assert 0 < robot.clearance([0.5], env) < simdplan._core.certify_margin
-    assert simdplan.plan(robot, env, [0.0], [[0.5]], time_limit=0).success  # discrete Link: fine
+    assert simdplan.plan(robot, env, [0.0], [[0.5]], link="discrete", time_limit=0).success  # discrete: fine
+    default = simdplan.plan(robot, env, [0.0], [[0.5]], time_limit=0)  # the default Link is certified
+    assert not default.success and default.stats["link"] == "certified" and default.stats["unprovable"] == "goals"
     for start, goals, what, which in (([0.0], [[0.5]], "into any goal", "goals"),
                                       ([0.5], [[-0.5]], "out of the start", "start")):
         res = simdplan.plan(robot, env, start, goals, link="certified", time_limit=0)

@@ -356,7 +356,7 @@ def test_a_link_counts_up_to_the_chunk_of_its_first_collision(isa):
         assert lanes == 1 or (stop == 0) == first_chunk
         free, samples = robot._model.planner_link_samples(robot._env_model(env, 0.0), a, q1, float(n), 0.0)
         assert not free and samples == int(np.cumsum(sizes)[stop]), (samples, stop)
-    res = simdplan.plan(robot, simdplan.Environment(), a, q1, resolution=float(n), simplify=False)
+    res = simdplan.plan(robot, simdplan.Environment(), a, q1, resolution=float(n), simplify=False, link="discrete")
     assert res.success and res.stats["iterations"] == 0 and res.stats["collision_checks"] == n - 1
 
 

@@ -1,16 +1,16 @@
 """The ``simdplan`` command: plan a scene, benchmark MotionBenchMaker problems, show the build.
 
     simdplan plan SCENE [--planner rrtc|rrt|prm] [--seed N] [--time-limit S] [--max-iterations N]
-                        [--no-simplify] [--out PATH.json|PATH.csv] [--verify-meshes]
+                        [--no-simplify] [--link certified|discrete] [--out PATH.json|PATH.csv] [--verify-meshes]
                         [--timed [--velocity-scale F] [--acceleration-scale F] [--max-deviation D] [--jerk-limit J]]
     simdplan batch SCENES_OR_DIR... --out OUT.jsonl [--resume] [--workers N] [--ray ADDRESS] [settings flags as plan]
     simdplan generate --robot NAME|URDF --out DIR [--families ...] [--problems N] [--planners rrtc,rrt] [--seed N]
     simdplan bench mbm [--robot panda] [--problems CLASS,...] [--planner rrtc]
                        [--mode reference|exact] [--time-limit S] [--seed N] [--limit N] [--json OUT]
-                       [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off]
+                       [--pointcloud [N]] [--link certified|discrete|both] [--vamp auto|on|off]
                        [--vamp-sampler halton|uniform]
     simdplan bench robots [--robots NAME,...] [--families NAME,...] [--problems N] [--seed N] [--time-limit S]
-                          [--pointcloud [N]] [--link discrete|certified|both] [--vamp auto|on|off] [--json OUT]
+                          [--pointcloud [N]] [--link certified|discrete|both] [--vamp auto|on|off] [--json OUT]
     simdplan ik SCENE_OR_ROBOT --pose X Y Z QX QY QZ QW [--link L] [--mask M] [--solutions N] [--json]
     simdplan info [--json]
 
@@ -87,7 +87,7 @@ def _add_cloud_flags(parser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from simdplan.planner.settings import PLANNERS
+    from simdplan.planner.settings import LINKS, PLANNERS
 
     debug = argparse.ArgumentParser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -108,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, metavar="N", help="planner iterations at most")
     p.add_argument("--no-simplify", action="store_true", help="return the planner's path as found")
     p.add_argument("--out", metavar="PATH", help="write the result: .json (everything) or .csv (waypoints)")
-    p.add_argument("--certified", action="store_true",
-                   help="certified Link: every edge proven collision-free between its ends, not just at samples")
+    p.add_argument("--link", choices=LINKS, help="edge checks: certified (the default: every edge proven "
+                   "collision-free between its ends) or discrete (faster, checked only at samples: a thin obstacle "
+                   "can be stepped over); default the scene's")
+    p.add_argument("--certified", action="store_const", const="certified", dest="link", help=argparse.SUPPRESS)
     p.add_argument("--verify-meshes", action="store_true",
                    help="re-check the path against the robot's collision meshes (convex hulls, needs coal: "
                         "pip install simdplan[verify]); exit code 3 if it collides")
@@ -167,7 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--time-limit", type=float, metavar="S", help="per-task time budget in seconds (0: none)")
     t.add_argument("--max-iterations", type=int, metavar="N", help="per-task planner iterations at most")
     t.add_argument("--no-simplify", action="store_true", help="return the planners' paths as found")
-    t.add_argument("--certified", action="store_true", help="certified Link: every edge proven collision-free")
+    t.add_argument("--link", choices=LINKS, help="edge checks: certified (the default: every edge proven "
+                   "collision-free) or discrete (faster, unproven between samples); default the scenes'")
+    t.add_argument("--certified", action="store_const", const="certified", dest="link", help=argparse.SUPPRESS)
     t.set_defaults(func=cmd_batch)
 
     g = sub.add_parser("generate", parents=[debug], help="a dataset of plans on generated problems (JSONL parts)",
@@ -215,8 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: when VAMP is installed and the run is comparable), on (an error if it "
                         "cannot), off")
     m.add_argument("--vamp-sampler", choices=SAMPLERS, default=SAMPLERS[0], help=VAMP_SAMPLER_HELP)
-    m.add_argument("--link", choices=("discrete", "certified", "both"), default="discrete",
-                   help="edge checks: discrete samples (default), certified from clearances, or both modes on "
+    m.add_argument("--link", choices=(*LINKS, "both"), default=None,
+                   help="edge checks: certified from clearances (the default), discrete samples, or both on "
                         "every problem, side by side")
     m.add_argument("--workers", type=int, metavar="N",
                    help="plan the problems at once on N threads (simdplan.plan_many; default: one by one, each with "
@@ -236,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--problems", type=int, default=10, metavar="N", help="problems per family and robot (default 10)")
     r.add_argument("--seed", type=int, default=0, help="problem generator seed (default 0)")
     r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
-    r.add_argument("--link", choices=("discrete", "certified", "both"), default=None,
+    r.add_argument("--link", choices=(*LINKS, "both"), default=None,
                    help="edge checks (default: each robot's default); both: every problem with each, compared")
     _add_cloud_flags(r)
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",

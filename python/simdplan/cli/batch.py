@@ -68,7 +68,7 @@ def cmd_batch(args) -> int:
     check_output("--out", args.out, (".jsonl",))
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None,
-                 "link": "certified" if args.certified else None}
+                 "link": args.link}
     apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
     given = {k: v for k, v in overrides.items() if v is not None}
     if given.get("planner", "").startswith("ompl:"):

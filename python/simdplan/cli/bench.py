@@ -62,6 +62,7 @@ def _cloud_setting(args):
 
 
 def cmd_bench_mbm(args) -> int:
+    from simdplan.planner.settings import LINKS
     from simdplan.scenes import mbm
 
     if args.limit is not None and args.limit < 1:
@@ -76,7 +77,8 @@ def cmd_bench_mbm(args) -> int:
     overrides = {"planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
                  "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None}
     apply_overrides(None, overrides)  # a bad flag fails before anything is loaded
-    links = ["discrete", "certified"] if args.link == "both" else [args.link]
+    # the problems carry the planner's default settings: without --link, its default Link
+    links = list(LINKS) if args.link == "both" else [args.link or LINKS[0]]
     t_start = time.perf_counter()  # the time reported includes loading the problems
     machine = machine_info()
     robot, problems = _load_mbm(args, classes)
@@ -121,7 +123,8 @@ def cmd_bench_mbm(args) -> int:
     base_summary = None
     if base is not None:
         base_summary = bench_mbm.summaries(records, order, impl="vamp")
-        print_report(bench_mbm.baseline_report(base.label, links[0], by_link[links[0]], base_summary, order, records))
+        for link in links:
+            print_report(bench_mbm.baseline_report(base.label, link, by_link[link], base_summary, order, records))
     else:
         print(f"VAMP side by side: not run ({base_why})")
 
@@ -152,6 +155,7 @@ def cmd_bench_mbm(args) -> int:
 
 def cmd_bench_robots(args) -> int:
     from simdplan.bench import multi_robot
+    from simdplan.planner.settings import LINKS
     from simdplan.bench import robots as bench_robots
     from simdplan.scenes import FAMILIES
 
@@ -169,7 +173,7 @@ def cmd_bench_robots(args) -> int:
     if args.json:
         check_output("--json", args.json)
     cloud = _cloud_setting(args)
-    links = ["discrete", "certified"] if args.link == "both" else None
+    links = list(LINKS) if args.link == "both" else None  # VAMP is compared with the first: the default
     overrides = {"time_limit": args.time_limit, "link": None if args.link == "both" else args.link}
     apply_overrides(None, overrides)
     if "iiwa" in names:

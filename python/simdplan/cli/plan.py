@@ -54,7 +54,7 @@ def cmd_plan(args) -> int:
     settings, checked = apply_overrides(getattr(scene, "settings", None), {
         "planner": args.planner, "seed": args.seed, "time_limit": args.time_limit,
         "max_iterations": args.max_iterations, "simplify": False if args.no_simplify else None,
-        "link": "certified" if args.certified else None})
+        "link": args.link})
 
     from simdplan.planner import InvalidProblemError as invalid  # noqa: PLC0415
     t0 = time.perf_counter()

@@ -23,9 +23,9 @@ struct SharedSettings {
   int32_t smooth_passes = 1;
   double interpolate = 0.0;  // > 0: resample the output to this many waypoints per unit distance
   float padding = 0.0f;
-  // Link: discrete samples at `resolution` (false), or certified from clearances (true; see
-  // collision/certified_link.hh), giving up on stretches shorter than min_step.
-  bool certified = false;
+  // Link: certified from clearances (true, the default; see collision/certified_link.hh), giving up
+  // on stretches shorter than min_step, or discrete samples at `resolution` (false).
+  bool certified = true;
   double min_step = 1e-3;
   // a start or goal value outside its joint limit by at most this much is moved onto the limit
   double limit_tolerance = 1e-4;
