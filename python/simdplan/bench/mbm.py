@@ -302,26 +302,30 @@ def link_comparison(by_link: dict) -> str:
             f"{c['verify_max_depth_m'] * 1e3:.3g} vs {d['verify_max_depth_m'] * 1e3:.3g} mm)")
 
 
-def baseline_report(label: str, link: str, ours: dict, theirs: dict, order: list[str], records: list[dict]) -> list:
-    """VAMP's table for the same problems, measured in the same run, and the side-by-side ratios
-    (simdplan with ``link`` / VAMP). records: every record of the run."""
+def baseline_report(label: str, ours_by_link: dict, theirs: dict, order: list[str], records: list[dict]) -> list:
+    """VAMP's table for the same problems, measured in the same run, and the side-by-side ratios, one
+    line per Link planned (simdplan with that Link / VAMP). ours_by_link: Link -> summaries(...);
+    records: every record of the run."""
     out: list = [_class_table(f"{label}, the same problems in the same run, each right after simdplan's (its own "
                               f"timers; its paths re-verified as simdplan's are)", theirs, order)]
-    o, t = ours["all"], theirs["all"]
+    t = theirs["all"]
     if t["verify_failures"]:
         out.append(f"{label} paths re-verified: {t['verify_failures']} of {t['solved']} failed, deepest penetration "
                    f"found {t['verify_max_depth_m'] * 1e3:.3g} mm ({waypoint_note(t)}).")
 
-    def ratio(key, unit="us"):
-        if o.get(key) is None or not t.get(key):
-            return f"{key}: -"
-        return f"{o[key]:.4g} vs {t[key]:.4g} {unit} ({o[key] / t[key]:.2f}x)"
+    for link, ours in ours_by_link.items():
+        o = ours["all"]
 
-    out.append(f"simdplan ({link} Link) vs {label} (ratio simdplan / VAMP; below 1: simdplan faster or shorter): "
-               f"solved {o['solved']}/{o['valid']} vs {t['solved']}/{t['valid']} valid (each planner's own start "
-               f"and goal checks); median planning {ratio('planning_us_median')}, "
-               f"mean {ratio('planning_us_mean')}; median planning+simplification {ratio('total_us_median')}; "
-               f"median final cost {ratio('final_cost_median', 'rad')}")
+        def ratio(key, unit="us", o=o):
+            if o.get(key) is None or not t.get(key):
+                return f"{key}: -"
+            return f"{o[key]:.4g} vs {t[key]:.4g} {unit} ({o[key] / t[key]:.2f}x)"
+
+        out.append(f"simdplan ({link} Link) vs {label} (ratio simdplan / VAMP; below 1: simdplan faster or shorter): "
+                   f"solved {o['solved']}/{o['valid']} vs {t['solved']}/{t['valid']} valid (each planner's own start "
+                   f"and goal checks); median planning {ratio('planning_us_median')}, "
+                   f"mean {ratio('planning_us_mean')}; median planning+simplification {ratio('total_us_median')}; "
+                   f"median final cost {ratio('final_cost_median', 'rad')}")
     theirs_clouds = [r for r in records if "filter_us" in r and r.get("impl") == "vamp"]
     if theirs_clouds:
         mine = cloud_records(records)

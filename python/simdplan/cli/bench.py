@@ -123,8 +123,7 @@ def cmd_bench_mbm(args) -> int:
     base_summary = None
     if base is not None:
         base_summary = bench_mbm.summaries(records, order, impl="vamp")
-        for link in links:
-            print_report(bench_mbm.baseline_report(base.label, link, by_link[link], base_summary, order, records))
+        print_report(bench_mbm.baseline_report(base.label, by_link, base_summary, order, records))
     else:
         print(f"VAMP side by side: not run ({base_why})")
 
