@@ -20,8 +20,8 @@ import numpy as np
 from simdplan._format import fmt_num as _fmt_num
 from simdplan._format import fmt_us as _fmt_us
 from simdplan._format import seconds as _seconds
-from simdplan.bench.records import (VERIFY_FACTOR, Table, invalid_record, median, plan_baseline, plan_problem,
-                                    resolution_of, result_record, summarize)
+from simdplan.bench.records import (VERIFY_FACTOR, Table, invalid_record, links_in_turn, median, plan_baseline,
+                                    plan_problem, resolution_of, result_record, summarize)
 
 # (header, justify); a newline splits a header over lines in the rich table. Times in us.
 BENCH_COLUMNS = [
@@ -123,8 +123,9 @@ class MbmRun:
 
 def run(problems: list, settings_for, links: list[str], base=None, simplify: bool = True,
         cloud: PointCloudSetting | None = None, progress=None) -> MbmRun:
-    """Plans every problem with each Link mode in ``links`` (one after the other on the same scene)
-    and then with ``base`` (VAMP) if given. settings_for(scene, link) -> (PlannerSettings, its
+    """Plans every problem with each Link mode in ``links`` (one after the other on the same scene,
+    which goes first alternating problem by problem: records.links_in_turn) and then with ``base`` (VAMP)
+    if given. settings_for(scene, link) -> (PlannerSettings, its
     validated copy). progress(text) is called after every problem. Ctrl-C ends the run early with
     the records so far (``interrupted``)."""
     t_start = time.perf_counter()
@@ -132,12 +133,12 @@ def run(problems: list, settings_for, links: list[str], base=None, simplify: boo
     used = None
     interrupted = False
     try:
-        for scene in problems:
+        for i, scene in enumerate(problems):
             cloud_points = None
             if cloud is not None:
                 fields, raw, kept = as_pointcloud(scene, cloud.per_obstacle, cloud.min_dist, cloud.point_radius)
                 cloud_points = (raw, kept, cloud.min_dist, cloud.point_radius)
-            for link in links:
+            for link in links_in_turn(links, i):
                 settings, checked = settings_for(scene, link)
                 used = used or dataclasses.asdict(checked)
                 records.append(plan_problem(scene, settings, checked))
@@ -294,7 +295,7 @@ def link_comparison(by_link: dict) -> str:
     def ratio(key):
         return f"{c[key] / d[key]:.2f}x" if c.get(key) and d.get(key) else "-"
 
-    return (f"certified vs discrete Link, same problems one after the other: planning median "
+    return (f"certified vs discrete Link, each problem with both (in turn, alternating which first): planning median "
             f"{_fmt_us(c['planning_us_median'])} vs {_fmt_us(d['planning_us_median'])} us "
             f"({ratio('planning_us_median')}), mean {ratio('planning_us_mean')}, simplification median "
             f"{ratio('simplify_us_median')}; solved {c['solved']} vs {d['solved']}; paths failing the "

@@ -24,7 +24,8 @@ import numpy as np
 
 from simdplan.bench import robots as bench_robots
 from simdplan._format import fmt_num, fmt_us
-from simdplan.bench.records import VERIFY_FACTOR, Table, plan_baseline, plan_problem, resolution_of, summarize
+from simdplan.bench.records import (VERIFY_FACTOR, Table, links_in_turn, plan_baseline, plan_problem, resolution_of,
+                                    summarize)
 from simdplan.scenes import FAMILIES, generate
 
 # VAMP's robots that are the same models as simdplan's (robots/data/NOTICE.md: taken from VAMP 0.6.4).
@@ -73,7 +74,8 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
     replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
     called after every problem. links: Link modes to plan each problem with, one after the other
-    (default: the overrides' link, else the robot's default); VAMP runs beside the first, with its
+    (records.links_in_turn; default: the overrides' link, else the robot's default); VAMP runs
+    after them, compared with the first, with its
     ``vamp_sampler`` (vamp_baseline.SAMPLERS). cloud (bench.mbm.PointCloudSetting): each problem's
     obstacles are replaced by points sampled on their surfaces, as ``bench mbm --pointcloud`` does,
     and VAMP gets the same sampled points."""
@@ -104,12 +106,12 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
             chosen[link] = (settings, settings.validated())
         by_link: dict = {link: [] for link in modes}
         theirs, cost = [], []
-        for p in problems:
+        for i, p in enumerate(problems):
             fields, cloud_points = {}, None
             if cloud is not None:
                 fields, raw, kept = as_pointcloud(p, cloud.per_obstacle, cloud.min_dist, cloud.point_radius)
                 cloud_points = (raw, kept, cloud.min_dist, cloud.point_radius)
-            for link in modes:
+            for link in links_in_turn(modes, i):
                 by_link[link].append({**plan_problem(p, *chosen[link]), **fields})
             cost.append(check_cost_ns(robot, p.env, seed + p.index))
             if base is not None:
@@ -302,5 +304,6 @@ def _link_table(summaries: list[dict]) -> Table:
               ("cert/disc\nper problem", "right"), ("plan+simp\ndiscrete", "right"),
               ("plan+simp\ncertified", "right"), ("cert/disc\nplan+simp", "right"),
               ("plan+simp\nper problem", "right"), (f"{VERIFY_FACTOR}x fails\ndisc / cert", "right")]
-    return Table("certified Link against discrete Link, each problem planned with both (times in us; per problem: "
-                 "the median of the per-problem ratios, over the problems both solved)", header, rows, set())
+    return Table("certified Link against discrete Link, each problem planned with both, alternating which first "
+                 "(times in us; per problem: the median of the per-problem ratios, over the problems both solved)",
+                 header, rows, set())

@@ -221,3 +221,10 @@ def plan_baseline(base, scene, simplify: bool, cloud=None, resolution: float | N
         else:
             rec.update(verify_fields(v))
     return rec
+
+
+def links_in_turn(links: list[str], i: int) -> list[str]:
+    """The Link modes in the order problem ``i`` plans them: reversed on every other problem. The
+    first plan of a problem meets caches its predecessor (and VAMP) left cold and can cost more than
+    the second; a fixed order would charge that to one mode."""
+    return links if i % 2 == 0 else links[::-1]
