@@ -273,6 +273,16 @@ def test_bench_mbm_obstacles_as_meshes_or_hulls(kind, capsys):
     assert f"VAMP side by side: not run (VAMP has no {kind}" in out
 
 
+def test_bench_link_both_alternates_which_link_plans_first(tmp_path):
+    """With --link both, neither Link always plans a problem first (the first plan meets cold caches)."""
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "mbm", "--problems", "table_pick", "--limit", "3", "--link", "both", "--vamp", "off",
+                     "--json", str(out)]) == 0
+    records = json.loads(out.read_text())["records"]
+    assert [(r["index"], r["link"]) for r in records] == [(1, "certified"), (1, "discrete"), (2, "discrete"),
+                                                         (2, "certified"), (3, "certified"), (3, "discrete")]
+
+
 def test_bench_mbm_without_vamp_says_why(monkeypatch, capsys):
     from simdplan.bench import vamp_baseline
 
