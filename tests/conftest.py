@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 
 import pytest
@@ -24,6 +25,14 @@ settings.register_profile(
 settings.load_profile("simdplan")
 
 ISAS = simdplan.available_isas()
+
+# The Ctrl-C tests need SIGINT handled as an interactive Python handles it. A shell without job
+# control starts background commands with SIGINT ignored, and Python keeps an inherited SIG_IGN:
+# then _thread.interrupt_main does nothing, child processes inherit the SIG_IGN, and a plan cannot
+# be interrupted (the OMPL adapter rightly leaves a program's own SIGINT disposition alone), so
+# those tests failed or ran to their 30 s limits only when the suite ran in the background.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextlib.contextmanager
