@@ -154,8 +154,8 @@ def cmd_bench_mbm(args) -> int:
 
 def cmd_bench_robots(args) -> int:
     from simdplan.bench import multi_robot
-    from simdplan.planner.settings import LINKS
     from simdplan.bench import robots as bench_robots
+    from simdplan.planner.settings import LINKS
     from simdplan.scenes import FAMILIES
 
     names = [n.strip() for n in args.robots.split(",") if n.strip()]
