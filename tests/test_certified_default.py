@@ -20,6 +20,8 @@ from simdplan.robots import RobotBuilder
 from simdplan.planner import PlannerSettings, Roadmap
 from simdplan.scenes import mbm
 
+from test_proximity import _dense_free
+
 
 @pytest.fixture(scope="module")
 def panda():
@@ -28,8 +30,7 @@ def panda():
 
 def dense_free(robot, env, path, n=2000) -> bool:
     """Every edge of ``path`` free at n + 1 samples (far denser than any Link's)."""
-    t = np.linspace(0.0, 1.0, n + 1)[:, None]
-    return all(robot.is_valid_many(a + t * (b - a), env).all() for a, b in zip(path[:-1], path[1:]))
+    return all(_dense_free(robot, env, a, b, n) for a, b in zip(path[:-1], path[1:]))
 
 
 def sweeper():

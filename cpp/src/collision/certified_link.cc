@@ -195,11 +195,6 @@ void CertifiedLink::skip_proven(int32_t split) {
     if (!need_[pair_group_[p]]) cap_pair_[p] = -1.0f;
 }
 
-// PERF: the chord test (certified_link.hh) against the tau test alone, certified planning +
-// simplification, callgrind AVX2 instructions: panda 12 generated problems 53.5 M -> 46.0 M, as
-// point clouds 83.8 M -> 69.3 M; dual arm 157.2 M -> 144.8 M; iiwa 156.0 M -> 155.7 M (its
-// bound is tight already); MotionBenchMaker panda clouds, 21 problems, planning 106.5 M -> 79.5 M.
-// Certificate samples on 70 MotionBenchMaker problems 79 k -> 44 k, half as many undecided edges.
 void CertifiedLink::sample_row(const float* a, const float* b, double t, float* out) const {
   const float tf = static_cast<float>(t);
   for (int32_t j = 0; j < rb_.dof; ++j) out[j] = a[j] + tf * (b[j] - a[j]);
@@ -209,6 +204,11 @@ double CertifiedLink::chord_limit(int32_t g, double chord, double dt) const {
   return chord + dt * chord_lin_[g] + dt * dt * chord_quad_[g];
 }
 
+// PERF: the chord test (certified_link.hh) against the tau test alone, certified planning +
+// simplification, callgrind AVX2 instructions: panda 12 generated problems 53.5 M -> 46.0 M, as
+// point clouds 83.8 M -> 69.3 M; dual arm 157.2 M -> 144.8 M; iiwa 156.0 M -> 155.7 M (its
+// bound is tight already); MotionBenchMaker panda clouds, 21 problems, planning 106.5 M -> 79.5 M.
+// Certificate samples on 70 MotionBenchMaker problems 79 k -> 44 k, half as many undecided edges.
 bool CertifiedLink::chord_proves(int32_t i, int32_t j, double dt, uint8_t* need) const {
   const int32_t ng = rb_.n_groups, W = W_;
   const float dtf = float_below(dt);

@@ -124,10 +124,10 @@ class MbmRun:
 def run(problems: list, settings_for, links: list[str], base=None, simplify: bool = True,
         cloud: PointCloudSetting | None = None, progress=None) -> MbmRun:
     """Plans every problem with each Link mode in ``links`` (one after the other on the same scene,
-    which goes first alternating problem by problem: records.links_in_turn) and then with ``base`` (VAMP)
-    if given. settings_for(scene, link) -> (PlannerSettings, its
-    validated copy). progress(text) is called after every problem. Ctrl-C ends the run early with
-    the records so far (``interrupted``)."""
+    which goes first alternating problem by problem: records.links_in_turn) and then with ``base``
+    (VAMP) if given. settings_for(scene, link) -> (PlannerSettings, its validated copy).
+    progress(text) is called after every problem. Ctrl-C ends the run early with the records so far
+    (``interrupted``)."""
     t_start = time.perf_counter()
     records: list[dict] = []
     used = None

@@ -75,10 +75,9 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
     called after every problem. links: Link modes to plan each problem with, one after the other
     (records.links_in_turn; default: the overrides' link, else the robot's default); VAMP runs
-    after them, compared with the first, with its
-    ``vamp_sampler`` (vamp_baseline.SAMPLERS). cloud (bench.mbm.PointCloudSetting): each problem's
-    obstacles are replaced by points sampled on their surfaces, as ``bench mbm --pointcloud`` does,
-    and VAMP gets the same sampled points."""
+    after them, compared with the first, with its ``vamp_sampler`` (vamp_baseline.SAMPLERS). cloud
+    (bench.mbm.PointCloudSetting): each problem's obstacles are replaced by points sampled on their
+    surfaces, as ``bench mbm --pointcloud`` does, and VAMP gets the same sampled points."""
     from simdplan.bench import vamp_baseline
     from simdplan.bench.mbm import as_pointcloud
     from simdplan.planner.settings import PlannerSettings

@@ -86,6 +86,16 @@ def _add_cloud_flags(parser) -> None:
                              "reference setting's)")
 
 
+def _add_link_flag(parser) -> None:
+    """--link for the commands that plan scenes (plan, batch); --certified, its old spelling, kept hidden."""
+    from simdplan.planner.settings import LINKS
+
+    parser.add_argument("--link", choices=LINKS, help="edge checks: certified (the default: every edge proven "
+                        "collision-free between its ends) or discrete (faster, checked only at samples: a thin "
+                        "obstacle can be stepped over); default the scene's")
+    parser.add_argument("--certified", action="store_const", const="certified", dest="link", help=argparse.SUPPRESS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from simdplan.planner.settings import LINKS, PLANNERS
 
@@ -108,10 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, metavar="N", help="planner iterations at most")
     p.add_argument("--no-simplify", action="store_true", help="return the planner's path as found")
     p.add_argument("--out", metavar="PATH", help="write the result: .json (everything) or .csv (waypoints)")
-    p.add_argument("--link", choices=LINKS, help="edge checks: certified (the default: every edge proven "
-                   "collision-free between its ends) or discrete (faster, checked only at samples: a thin obstacle "
-                   "can be stepped over); default the scene's")
-    p.add_argument("--certified", action="store_const", const="certified", dest="link", help=argparse.SUPPRESS)
+    _add_link_flag(p)
     p.add_argument("--verify-meshes", action="store_true",
                    help="re-check the path against the robot's collision meshes (convex hulls, needs coal: "
                         "pip install simdplan[verify]); exit code 3 if it collides")
@@ -169,9 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--time-limit", type=float, metavar="S", help="per-task time budget in seconds (0: none)")
     t.add_argument("--max-iterations", type=int, metavar="N", help="per-task planner iterations at most")
     t.add_argument("--no-simplify", action="store_true", help="return the planners' paths as found")
-    t.add_argument("--link", choices=LINKS, help="edge checks: certified (the default: every edge proven "
-                   "collision-free) or discrete (faster, unproven between samples); default the scenes'")
-    t.add_argument("--certified", action="store_const", const="certified", dest="link", help=argparse.SUPPRESS)
+    _add_link_flag(t)
     t.set_defaults(func=cmd_batch)
 
     g = sub.add_parser("generate", parents=[debug], help="a dataset of plans on generated problems (JSONL parts)",
