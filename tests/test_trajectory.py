@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -388,3 +389,14 @@ def test_a_short_edge_between_two_stops_takes_time_and_holds_the_limits():
     t = np.linspace(0, tr.duration, 20001)
     on_short = np.abs(tr.sample(t)[0][:, 0] - 1.0) < 1e-12
     assert np.ptp(t[on_short]) >= 2 * np.sqrt(0.03 / 4.0) * 0.99
+
+
+# ----- issue 43: waypoints on straight edges, non-finite times, long motions, exact ends -----
+
+def test_a_corner_turning_by_almost_nothing_is_built_without_a_division_by_zero():
+    # a turn of 1.5e-8 rad: 1 - cos of its half rounded to 0 in the blend's arithmetic
+    q = np.array([[0.0, 0.0, 0.0], [1.0, 0.7, 0.3], [2.0, 1.4, 0.6 + 1.6e-8]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = BlendedPath(q, [0.05])
+    assert [c["kind"] for c in path.corners] == ["stop"] and np.allclose(path(path.length), q[-1], atol=1e-12)
