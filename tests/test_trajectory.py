@@ -400,3 +400,11 @@ def test_a_corner_turning_by_almost_nothing_is_built_without_a_division_by_zero(
         warnings.simplefilter("error")
         path = BlendedPath(q, [0.05])
     assert [c["kind"] for c in path.corners] == ["stop"] and np.allclose(path(path.length), q[-1], atol=1e-12)
+
+
+@pytest.mark.parametrize("flag, value", [("--velocity-scale", "0.5"), ("--acceleration-scale", "0.5"),
+                                         ("--max-deviation", "0.1"), ("--jerk-limit", "20")])
+def test_cli_timing_flags_without_timed_are_refused(flag, value, capsys, tmp_path):
+    out = tmp_path / "r.json"
+    assert cli.main(["plan", "panda_bookshelf", flag, value, "--out", str(out)]) == 2
+    assert f"{flag}: read only with --timed" in capsys.readouterr().err and not out.exists()
