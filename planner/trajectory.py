@@ -15,10 +15,14 @@
   straight edge. NOTE: corners are not blended in this mode (the community version has no waypoints);
   every waypoint is a stop.
 
-The executed curve is the checked curve: every edge of the path is checked again (certified Link
-proves it, or discrete samples at the planning resolution), and every arc as planner.blend says.
-Where an arc is not free its corner's deviation is cut to a quarter, up to three times, then the
-motion stops at that corner; ``Trajectory.stats`` counts how often.
+In both, interior waypoints on a straight edge (within trajectory_path.COLLINEAR_TOLERANCE of the
+segment between the waypoints around them, e.g. from ``interpolate``, or near-duplicates) are passed
+through at speed, not made corners; waypoints outside the joint limits are refused.
+
+The executed curve is the checked curve: every edge of the path (without those waypoints) is checked
+again (certified Link proves it, or discrete samples at the planning resolution), and every arc as
+planner.blend says. Where an arc is not free its corner's deviation is cut to a quarter, up to three
+times, then the motion stops at that corner; ``Trajectory.stats`` counts how often.
 
 Limits are checked on the result at 1 kHz by finite differences; if any is exceeded (between
 TOPP-RA's gridpoints, on arcs) the grid intervals where it happens are split and the stretch is
@@ -38,9 +42,9 @@ import time
 import numpy as np
 
 from simdplan._format import json_value
-from simdplan.path_check import DEFAULT_MIN_STEP, certified_edge
 from simdplan.planner.blend import BlendedPath, arc_is_free, sphere_speed
 from simdplan.planner.settings import LINKS
+from simdplan.planner.trajectory_path import check_limits, checked_waypoints, joint_bounds, passing_through
 from simdplan.validation import as_number, check_padding
 
 # default acceleration limit = this times the velocity limit (1/s): a joint reaches its top speed
@@ -80,7 +84,9 @@ class Trajectory:
     positions, velocities, accelerations at those times (every ``sample_period`` and the end).
     ``sample(times)`` evaluates the exact motion at any times. ``stats``: method, duration, corners,
     blended, reduced (blends cut to stay collision-free), stopped (corners where the motion rests),
-    deviations (per corner, the deviation used), limit_retries, parameterize_time_ns, check_time_ns."""
+    deviations (per corner, the deviation used), collinear (interior waypoints passed through as lying
+    on a straight edge, see trajectory_path.COLLINEAR_TOLERANCE), limit_retries, parameterize_time_ns,
+    check_time_ns."""
 
     def __init__(self, joint_names, sections, stats: dict, sample_period: float = DEFAULT_SAMPLE_PERIOD):
         self.joint_names = list(joint_names)
@@ -220,6 +226,9 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     the limits. max_deviation: joint-space distance a blended corner may pass from its waypoint (0:
     stop at every corner). link: "certified" (proven) or "discrete" (samples at ``resolution``, default
     robot.resolution) for the check of the executed curve; padding (m) as in planning.
+    Interior waypoints on a straight edge (within COLLINEAR_TOLERANCE) are passed through, counted in
+    stats["collinear"]. A ValueError names a waypoint outside the joint limits or an edge that is not
+    collision-free.
     """
     if jerk_limits is None and method in (None, "toppra"):
         _toppra()  # before the clock starts: the first import is not the parameterization's time
@@ -229,6 +238,7 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     q = robot.check_joint_values(np.atleast_2d(np.asarray(path, dtype=np.float64)), "path")
     if q.shape[1] != dof or len(q) < 1:
         raise ValueError(f"path must be (k, {dof}) waypoints with k >= 1, got shape {q.shape}")
+    check_limits(robot, q)
     if link not in LINKS:
         raise ValueError(f'link must be "certified" or "discrete", got {link!r}')
     if method is None:
@@ -251,22 +261,24 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     if method == "toppra" and j is not None:
         raise ValueError("TOPP-RA does not bound jerk: with jerk_limits use method 'ruckig' (or leave method unset)")
 
-    _check_edges(robot, env, q, link, padding, resolution)
+    keep = checked_waypoints(robot, env, q, passing_through(q), link, padding, resolution)
+    qk = q[keep]
     t_check = time.perf_counter_ns() - t_start
-    stats = {"method": method, "link": link, "max_deviation": dev, "velocity_limits": v, "acceleration_limits": a}
+    stats = {"method": method, "link": link, "max_deviation": dev, "velocity_limits": v, "acceleration_limits": a,
+             "collinear": len(q) - len(keep)}
     if method == "ruckig":
         from simdplan.planner.trajectory_ruckig import rest_to_rest_sections  # noqa: PLC0415 (optional dependency)
 
         t0 = time.perf_counter_ns()
-        sections = rest_to_rest_sections(q, v, a, j)
-        corners = max(len(q) - 2, 0)
+        sections = rest_to_rest_sections(qk, v, a, j)
+        corners = max(len(qk) - 2, 0)
         stats.update(jerk_limits=j, corners=corners, blended=0, reduced=0, stopped=corners,
                      deviations=np.zeros(corners), limit_retries=0, check_time_ns=t_check,
                      parameterize_time_ns=time.perf_counter_ns() - t0)
         return Trajectory(names, sections, stats, period)
 
     t0 = time.perf_counter_ns()
-    blended, reduced = _blend_free(robot, env, q, dev, link, padding, resolution)
+    blended, reduced = _blend_free(robot, env, qk, dev, link, padding, resolution)
     t_check += time.perf_counter_ns() - t0
     t0 = time.perf_counter_ns()
     sections, retries = _toppra_sections(blended, v, a)
@@ -277,27 +289,13 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     return Trajectory(names, sections, stats, period)
 
 
-def _check_edges(robot, env, q: np.ndarray, link: str, padding: float, resolution) -> None:
-    """Every edge of the path is collision-free under ``link``, or a ValueError names the first that is not."""
-    for e in range(len(q) - 1):
-        if link == "certified":
-            # as simdplan.check_path does: an edge a planner proved as a piece of a longer edge may
-            # need finer steps when certified on its own
-            ok, why = certified_edge(robot, env, q[e], q[e + 1], padding, DEFAULT_MIN_STEP), "it cannot be certified"
-        else:
-            ok = robot.is_motion_valid(q[e], q[e + 1], env, resolution, padding)
-            why = "a discrete sample collides"
-        if not ok:
-            raise ValueError(f"edge {e} of the path (waypoint {e} to {e + 1}) is not collision-free: {why}")
-
-
 def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float, resolution):
     """The blended path with every arc collision-free: colliding arcs' deviations are quartered up to
     BLEND_RETRIES times, then those corners stop. Returns (BlendedPath, corners reduced)."""
     devs = np.full(max(len(q) - 2, 0), dev)
     tries = np.zeros(len(devs), dtype=int)
     speed = sphere_speed(robot) if link == "certified" else 0.0
-    lower, upper = _bounds(robot)
+    lower, upper = joint_bounds(robot)
     checked: dict[tuple[int, float], bool] = {}
     while True:
         path = BlendedPath(q, devs, lower, upper)
@@ -313,12 +311,6 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
         for i in path.source_index[bad] - 1:  # corner i of q is its waypoint i + 1
             tries[i] += 1
             devs[i] = 0.0 if tries[i] > BLEND_RETRIES else devs[i] / 4.0
-
-
-def _bounds(robot) -> tuple[np.ndarray, np.ndarray]:
-    """The joint limits, unbounded for continuous joints (a path may run past +-pi on them)."""
-    free = robot.continuous
-    return np.where(free, -np.inf, robot.lower), np.where(free, np.inf, robot.upper)
 
 
 class PathSection:

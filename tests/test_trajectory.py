@@ -393,6 +393,64 @@ def test_a_short_edge_between_two_stops_takes_time_and_holds_the_limits():
 
 # ----- issue 43: waypoints on straight edges, non-finite times, long motions, exact ends -----
 
+def bookshelf_plan(**kwargs):
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
+    res = simdplan.plan(scene.robot, scene.env, scene.start, scene.goals, seed=1, **kwargs)
+    assert res.success
+    return res
+
+
+def speeds_at_waypoints(tr, q: np.ndarray) -> np.ndarray:
+    """Joint-space speed of the motion where it comes closest to each waypoint of ``q``."""
+    t = np.linspace(0.0, tr.duration, 40001)
+    pos, vel, _ = tr.sample(t)
+    near = np.array([np.argmin(np.linalg.norm(pos - w, axis=1)) for w in q])
+    return np.linalg.norm(vel[near], axis=1)
+
+
+def test_waypoints_on_a_straight_edge_in_float32_are_passed_through_at_speed():
+    # corners of a path made in float64, its edges cut into 40 pieces in float32 (as a float32 core
+    # interpolates): each point is off its edge by float32 rounding, a corner too slight to blend
+    robot = free_arm(3)
+    corners = np.array([[0.0, -2.0, 1.0], [2.1, 0.3, -1.7], [-0.4, 2.2, 0.9]])
+    cut = [corners[:1]]
+    for a, b in zip(corners[:-1], corners[1:]):
+        f = np.linspace(0.0, 1.0, 41, dtype=np.float32)[1:, None]
+        cut.append((a.astype(np.float32) + f * (b - a).astype(np.float32)).astype(np.float64))
+    fine = np.vstack(cut)
+    assert np.abs(fine - corners[[0] * 1 + [1] * 40 + [2] * 40]).max() > 0  # not exact copies
+    coarse_tr, fine_tr = time_parameterize(robot, corners), time_parameterize(robot, fine)
+    assert fine_tr.stats["collinear"] == 78 and fine_tr.stats["corners"] == 1 and fine_tr.stats["stopped"] == 0
+    assert fine_tr.duration == pytest.approx(coarse_tr.duration, rel=1e-6)
+    interior = np.r_[1:40, 41:80]
+    assert speeds_at_waypoints(fine_tr, fine[interior]).min() > 0.2
+
+
+def test_a_waypoint_off_the_line_or_turning_back_is_still_a_corner():
+    robot = free_arm(2)
+    # 1e-3 off the straight line: a real (small) corner, not passed through as collinear
+    tr = time_parameterize(robot, np.array([[0.0, 0.0], [0.5, 1e-3], [1.0, 0.0]]))
+    assert tr.stats["collinear"] == 0 and tr.stats["corners"] == 1
+    # back along its own line: the turns stay, and the motion rests at them
+    tr = time_parameterize(robot, np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.0], [0.8, 0.0]]))
+    assert tr.stats["collinear"] == 0 and tr.stats["stopped"] == 2
+    assert tr.sample(np.linspace(0, tr.duration, 2001))[0][:, 0].max() == pytest.approx(1.0)
+
+
+def test_an_interpolated_plan_is_timed_as_the_plan_without_warnings():
+    # issue 43: interpolate=50 rested at 221 of 223 corners (23.3 s against 1.75 s); 2000 warned of a
+    # division by zero in blend.py and took 36 s
+    plain = bookshelf_plan().trajectory()
+    for n in (50, 2000):
+        res = bookshelf_plan(interpolate=n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            tr = res.trajectory()
+        assert tr.stats["stopped"] == 0 and tr.stats["collinear"] >= len(res.path) - 3
+        assert tr.duration == pytest.approx(plain.duration, rel=1e-3)
+    assert speeds_at_waypoints(tr, res.path[1:-1:100]).min() > 0.05
+
+
 def test_a_corner_turning_by_almost_nothing_is_built_without_a_division_by_zero():
     # a turn of 1.5e-8 rad: 1 - cos of its half rounded to 0 in the blend's arithmetic
     q = np.array([[0.0, 0.0, 0.0], [1.0, 0.7, 0.3], [2.0, 1.4, 0.6 + 1.6e-8]])
@@ -400,6 +458,23 @@ def test_a_corner_turning_by_almost_nothing_is_built_without_a_division_by_zero(
         warnings.simplefilter("error")
         path = BlendedPath(q, [0.05])
     assert [c["kind"] for c in path.corners] == ["stop"] and np.allclose(path(path.length), q[-1], atol=1e-12)
+
+
+def test_near_duplicate_waypoints_are_dropped():
+    # issue 43: toppra refused "Invalid manually supplied gridpoints" for a waypoint 1e-9 from another
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    for path in ([q, q + 1e-9, q + 0.2], [q, q + 0.2, q + 0.2 + 1e-9, q + 0.4 * np.eye(7)[0]]):
+        tr = time_parameterize(PANDA, np.array(path))
+        assert tr.stats["collinear"] == 1 and np.allclose(tr.q[-1], path[-1], atol=1e-12)
+
+
+def test_a_waypoint_outside_the_joint_limits_is_named():
+    q = np.zeros((3, PANDA.dof))
+    q[:, 3] = -1.0
+    q[1, 3] = -3.5
+    with pytest.raises(ValueError, match=r"waypoint 1 of the path is outside the joint limits: joint "
+                                         r"panda_joint4 = -3\.5 is outside its limits"):
+        time_parameterize(PANDA, q)
 
 
 @pytest.mark.parametrize("flag, value", [("--velocity-scale", "0.5"), ("--acceleration-scale", "0.5"),
