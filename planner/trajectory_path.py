@@ -1,7 +1,8 @@
 """The path a trajectory is made along (see trajectory.py): its waypoints within the joint limits,
-those on a straight edge passed through instead of turned at and its edges checked collision-free.
+those on a straight edge passed through instead of turned at, its edges checked collision-free, and
+a lower bound on how long any motion along it takes.
 
-Units: joint values in rad or m.
+Units: joint values in rad or m, seconds, limits per second and per second squared.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ def check_limits(robot, q: np.ndarray) -> None:
         why = Violation("joint_limit", joint=robot.joint_names[jj], value=float(q[i, jj]),
                         limits=(float(lower[jj]), float(upper[jj])))
         raise ValueError(f"waypoint {i} of the path is outside the joint limits: {why}")
+
+
+def least_duration(q: np.ndarray, v: np.ndarray, a: np.ndarray) -> float:
+    """A lower bound on the duration of any motion from rest at q[0] to rest at q[-1] through the
+    midpoints of the edges of ``q`` in order, within velocity limits ``v`` and acceleration limits
+    ``a``. Every motion made here passes those midpoints: an arc takes at most half of each edge."""
+    pts = np.vstack([q[:1], 0.5 * (q[:-1] + q[1:]), q[-1:]])
+    by_velocity = float((np.abs(np.diff(pts, axis=0)) / v).max(axis=1).sum())
+    # from rest, a joint moves at most a t^2 / 2 in t: as far to each point from the start, and on to the end
+    by_acceleration = float((np.sqrt(2.0 * np.abs(pts - q[0]) / a) + np.sqrt(2.0 * np.abs(q[-1] - pts) / a)).max())
+    return max(by_velocity, by_acceleration)
 
 
 def segment_distances(a: np.ndarray, b: np.ndarray, p: np.ndarray) -> np.ndarray:

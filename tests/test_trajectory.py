@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import simdplan
 from simdplan import cli
 from simdplan.planner.blend import MIN_DEVIATION, BlendedPath, arc_chords, sphere_speed
-from simdplan.planner.trajectory import DEFAULT_ACCELERATION_RATE, LIMIT_SLACK, time_parameterize
+from simdplan.planner.trajectory import DEFAULT_ACCELERATION_RATE, LIMIT_SLACK, MAX_SAMPLES, time_parameterize
 from simdplan.robots import RobotBuilder
 
 pytest.importorskip("toppra")
@@ -465,7 +465,31 @@ def test_near_duplicate_waypoints_are_dropped():
     q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
     for path in ([q, q + 1e-9, q + 0.2], [q, q + 0.2, q + 0.2 + 1e-9, q + 0.4 * np.eye(7)[0]]):
         tr = time_parameterize(PANDA, np.array(path))
-        assert tr.stats["collinear"] == 1 and np.allclose(tr.q[-1], path[-1], atol=1e-12)
+        assert tr.stats["collinear"] == 1 and np.array_equal(tr.q[-1], path[-1])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"jerk_limits": 20.0}])
+def test_sampling_at_a_time_that_is_not_finite_is_refused(kwargs):
+    # issue 43: Ruckig crashed the interpreter on NaN; TOPP-RA gave a row of NaN
+    res = bookshelf_plan()
+    tr = res.trajectory(**kwargs)
+    for bad in (float("nan"), [0.1, float("inf")], [-np.inf]):
+        with pytest.raises(ValueError, match=r"times must be finite.*times\[\d\] = (nan|inf|-inf)"):
+            tr.sample(bad)
+    with pytest.raises(ValueError, match="1-d"):
+        tr.sample(np.zeros((2, 2)))
+    # outside [0, duration]: at rest at the ends
+    q, qd, _ = tr.sample([-1.0, tr.duration + 1.0])
+    assert np.array_equal(q, res.path[[0, -1]]) and not qd.any()
+
+
+def test_trajectories_start_and_end_exactly_on_the_path():
+    # issue 43: TOPP-RA ended up to 8.9e-16 from path[-1]
+    res = bookshelf_plan()
+    for kwargs in ({}, {"velocity_scale": 0.3}, {"max_deviation": 0.0}, {"jerk_limits": 20.0}):
+        tr = res.trajectory(**kwargs)
+        assert np.array_equal(tr.q[0], res.path[0]) and np.array_equal(tr.q[-1], res.path[-1])
+        assert np.array_equal(tr.sample(tr.duration)[0][0], res.path[-1]) and not tr.qd[[0, -1]].any()
 
 
 def test_a_waypoint_outside_the_joint_limits_is_named():
@@ -475,6 +499,50 @@ def test_a_waypoint_outside_the_joint_limits_is_named():
     with pytest.raises(ValueError, match=r"waypoint 1 of the path is outside the joint limits: joint "
                                          r"panda_joint4 = -3\.5 is outside its limits"):
         time_parameterize(PANDA, q)
+
+
+@pytest.mark.parametrize("kwargs", [{"velocity_limits": 1e-6}, {"velocity_scale": 1e-12},
+                                    {"acceleration_scale": 1e-12}, {"velocity_scale": 1e-7, "jerk_limits": 20.0}])
+def test_motions_too_slow_to_time_are_refused_up_front(kwargs):
+    # issue 43: velocity_limits=1e-6 ran out of memory at 24 GB, velocity_scale=1e-12 asked for 8.88 PiB
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    with pytest.raises(ValueError, match=r"would last at least .* s, more than MAX_DURATION \(3600 s\)"):
+        time_parameterize(PANDA, np.array([q, q + 0.1]), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"max_deviation": 0.0}, {"jerk_limits": 1.0}])
+def test_a_motion_found_too_long_once_timed_is_refused(kwargs):
+    # 40 reversals at 1e-4 rad/s^2: the lower bound (one speed-up, one slow-down) is 283 s, the motion
+    # rests at every reversal and takes over 4000 s
+    q = np.array([[0.0], [1.0]] * 20 + [[0.0]])
+    with pytest.raises(ValueError, match=r"would last (at least )?\d.* s, more than MAX_DURATION"):
+        time_parameterize(free_arm(1), q, acceleration_limits=1e-4, **kwargs)
+
+
+def test_slow_motions_check_and_sample_in_memory_that_grows_with_the_path():
+    # issue 43: velocity_scale=1e-3 (1250 s) peaked at 636 MB, the 1 kHz check over the whole duration
+    import tracemalloc
+
+    res = bookshelf_plan()
+    res.trajectory()  # imports and caches outside the measurement
+    tracemalloc.start()
+    try:
+        tr = res.trajectory(velocity_scale=1e-3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert tr.duration > 1000 and peak < 100e6
+    # rows at most MAX_SAMPLES: the period grows to fit
+    fine = time_parameterize(free_arm(1), np.array([[0.0], [1.0]]), sample_period=1e-6)
+    assert len(fine.t) <= MAX_SAMPLES
+    assert fine.stats["sample_period"] == pytest.approx(fine.duration / (MAX_SAMPLES - 2))
+    assert fine.t[-1] == fine.duration and np.array_equal(fine.q[-1], [1.0])
+
+
+def test_cli_plan_too_slow_exits_2_with_the_reason(capsys):
+    assert cli.main(["plan", "panda_bookshelf", "--timed", "--velocity-scale", "1e-7"]) == 2
+    err = capsys.readouterr().err
+    assert "--timed: the trajectory would last at least" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("flag, value", [("--velocity-scale", "0.5"), ("--acceleration-scale", "0.5"),
