@@ -81,9 +81,12 @@ class BlendedPath:
                 self.corners.append({"kind": "stop", "index": i})
                 continue
             half = 0.5 * alpha
-            ell = min(0.5 * length[i - 1], 0.5 * length[i], dev * np.sin(half) / (1.0 - np.cos(half)))
+            # 1 - cos(half) written as 2 sin(half / 2)^2: the difference rounds to 0 below half ~ 1e-8
+            # (a division by zero) and loses all its digits well before
+            sin_q = np.sin(0.5 * half)
+            ell = min(0.5 * length[i - 1], 0.5 * length[i], dev / np.tan(0.5 * half))
             r = ell / np.tan(half)
-            deviation = r / np.cos(half) - r
+            deviation = r * 2.0 * sin_q * sin_q / np.cos(half)
             if deviation < MIN_DEVIATION:  # a short edge left the arc less than the least blend
                 self.corners.append({"kind": "stop", "index": i})
                 continue

@@ -15,14 +15,24 @@
   straight edge. NOTE: corners are not blended in this mode (the community version has no waypoints);
   every waypoint is a stop.
 
-The executed curve is the checked curve: every edge of the path is checked again (certified Link
-proves it, or discrete samples at the planning resolution), and every arc as planner.blend says.
-Where an arc is not free its corner's deviation is cut to a quarter, up to three times, then the
-motion stops at that corner; ``Trajectory.stats`` counts how often.
+In both, interior waypoints on a straight edge (within trajectory_path.COLLINEAR_TOLERANCE of the
+segment between the waypoints around them, e.g. from ``interpolate``, or near-duplicates) are passed
+through at speed, not made corners; waypoints outside the joint limits are refused. The motion
+starts exactly at the first waypoint and ends exactly at the last, at rest.
 
-Limits are checked on the result at 1 kHz by finite differences; if any is exceeded (between
-TOPP-RA's gridpoints, on arcs) the grid intervals where it happens are split and the stretch is
-parameterized again (limits 2% tighter where splitting cannot help).
+The executed curve is the checked curve: every edge of the path (without those waypoints) is checked
+again (certified Link proves it, or discrete samples at the planning resolution), and every arc as
+planner.blend says. Where an arc is not free its corner's deviation is cut to a quarter, up to three
+times, then the motion stops at that corner; ``Trajectory.stats`` counts how often.
+
+Limits are checked analytically inside every TOPP-RA grid interval and by finite differences at
+1 kHz (for slow motions, at most FD_CHECKS_PER_INTERVAL samples per interval); if any is exceeded
+(between TOPP-RA's gridpoints, on arcs) the grid intervals where it happens are split and the
+stretch is parameterized again (limits 2% tighter where splitting cannot help).
+
+The work grows with the path, not with the duration: a trajectory longer than MAX_DURATION (an
+hour) is refused with a ValueError, up front where a lower bound on its duration shows it, and
+``Trajectory.t`` has at most MAX_SAMPLES rows.
 
 Units: seconds; joint values in rad or m; velocities per second, accelerations per second squared.
 """
@@ -38,10 +48,11 @@ import time
 import numpy as np
 
 from simdplan._format import json_value
-from simdplan.path_check import DEFAULT_MIN_STEP, certified_edge
 from simdplan.planner.blend import BlendedPath, arc_is_free, sphere_speed
 from simdplan.planner.settings import LINKS
-from simdplan.validation import as_number, check_padding
+from simdplan.planner.trajectory_path import (check_limits, checked_waypoints, joint_bounds, least_duration,
+                                              passing_through)
+from simdplan.validation import as_number, check_padding, reject_text
 
 # default acceleration limit = this times the velocity limit (1/s): a joint reaches its top speed
 # from rest in half a second. URDFs give no acceleration limits; pass your robot's where you know them.
@@ -72,50 +83,101 @@ MIN_STRETCH_INTERVALS = 4
 MIN_STRETCH_LENGTH = 1e-9
 # analytic velocity and acceleration are checked at this many instants inside every grid interval
 CHECKS_PER_INTERVAL = 8
+# the finite-difference check runs at CHECK_RATE, but at most this many samples per grid interval on
+# average: its work then grows with the path, not with the duration. Finite differences of a motion
+# whose velocity is continuous are averages of its velocity and acceleration, which the analytic
+# check samples in every interval; a slow motion loses nothing by fewer of them.
+FD_CHECKS_PER_INTERVAL = 64
+# seconds: a longer trajectory is refused (before it is timed where a lower bound shows it, else as
+# soon as TOPP-RA or Ruckig gives its duration). An hour for one planned motion is a mistake in the
+# limits or scales (units, a scale of 1e-7); a slower robot can be given several paths.
+MAX_DURATION = 3600.0
+# rows of Trajectory.t at most: where the sample period would give more, it grows to fit (an hour at
+# the default period fits). sample() evaluates any times; its memory per call is bounded by
+# SAMPLE_BLOCK times evaluated at once.
+MAX_SAMPLES = int(MAX_DURATION / DEFAULT_SAMPLE_PERIOD) + 2
+SAMPLE_BLOCK = 1 << 15
 METHODS = ("toppra", "ruckig")
 
 
 class Trajectory:
     """A timed motion. ``t`` (n,) seconds from 0 to ``duration``; ``q``, ``qd``, ``qdd`` (n, dof)
-    positions, velocities, accelerations at those times (every ``sample_period`` and the end).
-    ``sample(times)`` evaluates the exact motion at any times. ``stats``: method, duration, corners,
-    blended, reduced (blends cut to stay collision-free), stopped (corners where the motion rests),
-    deviations (per corner, the deviation used), limit_retries, parameterize_time_ns, check_time_ns."""
+    positions, velocities, accelerations at those times (every ``sample_period`` and the end; the
+    period grows where it would give more than MAX_SAMPLES rows, and ``stats["sample_period"]`` says
+    which was used). ``sample(times)`` evaluates the exact motion at any times. ``ends``: the
+    positions (start, end) the motion is at exactly at times 0 and ``duration`` (the path's first and
+    last waypoints), at rest. ``stats``: method, duration, corners, blended, reduced (blends cut to
+    stay collision-free), stopped (corners where the motion rests), deviations (per corner, the
+    deviation used), collinear (interior waypoints passed through as lying on a straight edge, see
+    trajectory_path.COLLINEAR_TOLERANCE), limit_retries, parameterize_time_ns, check_time_ns, sample_period."""
 
-    def __init__(self, joint_names, sections, stats: dict, sample_period: float = DEFAULT_SAMPLE_PERIOD):
+    def __init__(self, joint_names, sections, stats: dict, sample_period: float = DEFAULT_SAMPLE_PERIOD,
+                 ends=None):
         self.joint_names = list(joint_names)
         self._sections = sections  # list of (t0, duration, evaluate(tau) -> (q, qd, qdd))
         self._starts = np.array([t0 for t0, _, _ in sections])
+        self._ends = None if ends is None else tuple(np.array(e, dtype=np.float64) for e in ends)
         self.duration = float(sum(d for _, d, _ in sections))
         self.stats = stats
         self.stats["duration"] = self.duration
-        n = int(np.floor(self.duration / sample_period + 1e-9)) + 1
-        t = np.arange(n) * sample_period
+        period = max(float(sample_period), self.duration / (MAX_SAMPLES - 2))
+        self.stats["sample_period"] = period
+        n = int(np.floor(self.duration / period + 1e-9)) + 1
+        t = np.arange(n) * period
         if t[-1] < self.duration:
             t = np.r_[t, self.duration]
         self.t = t
         self.q, self.qd, self.qdd = self.sample(t)
 
     def sample(self, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, qd, qdd), each (len(times), dof), at ``times`` (seconds, clipped to [0, duration])."""
-        tt = np.clip(np.atleast_1d(np.asarray(times, dtype=np.float64)), 0.0, self.duration)
+        """(q, qd, qdd), each (len(times), dof), at ``times`` (seconds; a number or a 1-d sequence).
+        Times before 0 give the start, times after ``duration`` the end (the motion is at rest
+        there); a time that is not finite raises a ValueError."""
+        reject_text(times, "times")
+        tt = np.atleast_1d(np.asarray(times, dtype=np.float64))
+        if tt.ndim != 1:
+            raise ValueError(f"times must be a number or a 1-d sequence of seconds, got shape {tt.shape}")
+        bad = np.flatnonzero(~np.isfinite(tt))
+        if len(bad):
+            raise ValueError(f"times must be finite (seconds in [0, {self.duration:g}]): times[{bad[0]}] = "
+                             f"{float(tt[bad[0]])!r}")
+        tt = np.clip(tt, 0.0, self.duration)
         dof = len(self.joint_names)
         q, qd, qdd = np.empty((len(tt), dof)), np.empty((len(tt), dof)), np.empty((len(tt), dof))
-        which = np.clip(np.searchsorted(self._starts, tt, side="right") - 1, 0, len(self._sections) - 1)
-        for k in np.unique(which):
-            m = which == k
-            t0, d, evaluate = self._sections[k]
-            q[m], qd[m], qdd[m] = evaluate(np.clip(tt[m] - t0, 0.0, d))
+        # in blocks: the evaluation's temporaries are several times the output
+        for b0 in range(0, len(tt), SAMPLE_BLOCK):
+            part = slice(b0, b0 + SAMPLE_BLOCK)
+            tb = tt[part]
+            which = np.clip(np.searchsorted(self._starts, tb, side="right") - 1, 0, len(self._sections) - 1)
+            for k in np.unique(which):
+                m = np.flatnonzero(which == k) + b0
+                t0, d, evaluate = self._sections[k]
+                q[m], qd[m], qdd[m] = evaluate(np.clip(tt[m] - t0, 0.0, d))
+        if self._ends is not None:
+            # exactly on the path's first and last waypoints (the curve's own arithmetic ends within
+            # rounding of them), at rest; the start wins when a path too short to time takes no time
+            end = tt >= self.duration
+            q[end], qd[end] = self._ends[1], 0.0
+            start = tt <= 0.0
+            q[start], qd[start] = self._ends[0], 0.0
         return q, qd, qdd
 
     def limit_violations(self, velocity_limits, acceleration_limits, jerk_limits=None,
                          rate: float = CHECK_RATE) -> dict:
         """Largest ratio |value| / limit per kind, from finite differences of positions sampled at
         ``rate`` Hz (velocity: first differences; acceleration: second; jerk: third). A ratio above
-        1 + LIMIT_SLACK is a violation."""
+        1 + LIMIT_SLACK is a violation. The samples are taken in blocks: memory stays bounded for any
+        duration and rate."""
+        rate = as_number(rate, "rate", 0.0)
         n = max(4, int(np.ceil(self.duration * rate)) + 1)
         t = np.linspace(0.0, self.duration, n)
-        return fd_ratios(self.sample(t)[0], t, velocity_limits, acceleration_limits, jerk_limits)
+        worst: dict = {}
+        # blocks overlap by 3 samples, so every difference up to the third lies within one of them
+        for b0 in range(0, n - 3, SAMPLE_BLOCK):
+            tb = t[b0:b0 + SAMPLE_BLOCK + 3]
+            part = fd_ratios(self.sample(tb)[0], tb, velocity_limits, acceleration_limits, jerk_limits)
+            worst = {k: max(v, worst.get(k, 0.0)) for k, v in part.items()}
+        return worst
 
     def to_dict(self) -> dict:
         return {"joint_names": self.joint_names, "duration": self.duration, "t": self.t.tolist(),
@@ -220,6 +282,9 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     the limits. max_deviation: joint-space distance a blended corner may pass from its waypoint (0:
     stop at every corner). link: "certified" (proven) or "discrete" (samples at ``resolution``, default
     robot.resolution) for the check of the executed curve; padding (m) as in planning.
+    Interior waypoints on a straight edge (within COLLINEAR_TOLERANCE) are passed through, counted in
+    stats["collinear"]. A ValueError names a waypoint outside the joint limits, an edge that is not
+    collision-free, or limits so low that the motion would last over MAX_DURATION.
     """
     if jerk_limits is None and method in (None, "toppra"):
         _toppra()  # before the clock starts: the first import is not the parameterization's time
@@ -229,6 +294,7 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     q = robot.check_joint_values(np.atleast_2d(np.asarray(path, dtype=np.float64)), "path")
     if q.shape[1] != dof or len(q) < 1:
         raise ValueError(f"path must be (k, {dof}) waypoints with k >= 1, got shape {q.shape}")
+    check_limits(robot, q)
     if link not in LINKS:
         raise ValueError(f'link must be "certified" or "discrete", got {link!r}')
     if method is None:
@@ -251,22 +317,32 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     if method == "toppra" and j is not None:
         raise ValueError("TOPP-RA does not bound jerk: with jerk_limits use method 'ruckig' (or leave method unset)")
 
-    _check_edges(robot, env, q, link, padding, resolution)
+    keep = passing_through(q)
+    least = least_duration(q[keep], v, a)
+    if least > MAX_DURATION:  # refused before any check or timing: the work would be for nothing
+        raise ValueError(_too_long(least, v, a, "at least "))
+    keep = checked_waypoints(robot, env, q, keep, link, padding, resolution)
+    qk = q[keep]
     t_check = time.perf_counter_ns() - t_start
-    stats = {"method": method, "link": link, "max_deviation": dev, "velocity_limits": v, "acceleration_limits": a}
+    stats = {"method": method, "link": link, "max_deviation": dev, "velocity_limits": v, "acceleration_limits": a,
+             "collinear": len(q) - len(keep)}
+    ends = (q[0], q[-1])
     if method == "ruckig":
         from simdplan.planner.trajectory_ruckig import rest_to_rest_sections  # noqa: PLC0415 (optional dependency)
 
         t0 = time.perf_counter_ns()
-        sections = rest_to_rest_sections(q, v, a, j)
-        corners = max(len(q) - 2, 0)
+        sections = rest_to_rest_sections(qk, v, a, j)
+        total = sum(d for _, d, _ in sections)
+        if total > MAX_DURATION:
+            raise ValueError(_too_long(total, v, a))
+        corners = max(len(qk) - 2, 0)
         stats.update(jerk_limits=j, corners=corners, blended=0, reduced=0, stopped=corners,
                      deviations=np.zeros(corners), limit_retries=0, check_time_ns=t_check,
                      parameterize_time_ns=time.perf_counter_ns() - t0)
-        return Trajectory(names, sections, stats, period)
+        return Trajectory(names, sections, stats, period, ends)
 
     t0 = time.perf_counter_ns()
-    blended, reduced = _blend_free(robot, env, q, dev, link, padding, resolution)
+    blended, reduced = _blend_free(robot, env, qk, dev, link, padding, resolution)
     t_check += time.perf_counter_ns() - t0
     t0 = time.perf_counter_ns()
     sections, retries = _toppra_sections(blended, v, a)
@@ -274,21 +350,14 @@ def time_parameterize(robot, path, env=None, *, velocity_limits=None, accelerati
     stats.update(corners=len(used), blended=int((used > 0).sum()), reduced=reduced,
                  stopped=int(sum(c["kind"] == "stop" for c in blended.corners)), deviations=used,
                  limit_retries=retries, check_time_ns=t_check, parameterize_time_ns=time.perf_counter_ns() - t0)
-    return Trajectory(names, sections, stats, period)
+    return Trajectory(names, sections, stats, period, ends)
 
 
-def _check_edges(robot, env, q: np.ndarray, link: str, padding: float, resolution) -> None:
-    """Every edge of the path is collision-free under ``link``, or a ValueError names the first that is not."""
-    for e in range(len(q) - 1):
-        if link == "certified":
-            # as simdplan.check_path does: an edge a planner proved as a piece of a longer edge may
-            # need finer steps when certified on its own
-            ok, why = certified_edge(robot, env, q[e], q[e + 1], padding, DEFAULT_MIN_STEP), "it cannot be certified"
-        else:
-            ok = robot.is_motion_valid(q[e], q[e + 1], env, resolution, padding)
-            why = "a discrete sample collides"
-        if not ok:
-            raise ValueError(f"edge {e} of the path (waypoint {e} to {e + 1}) is not collision-free: {why}")
+def _too_long(seconds: float, v: np.ndarray, a: np.ndarray, bound: str = "") -> str:
+    """The refusal of a trajectory over MAX_DURATION, with the limits that make it so slow."""
+    return (f"the trajectory would last {bound}{seconds:.4g} s, more than MAX_DURATION ({MAX_DURATION:g} s): the "
+            f"velocity limits (down to {v.min():.3g}) or acceleration limits (down to {a.min():.3g}), after "
+            f"velocity_scale and acceleration_scale, are far too low for this path")
 
 
 def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float, resolution):
@@ -297,7 +366,7 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
     devs = np.full(max(len(q) - 2, 0), dev)
     tries = np.zeros(len(devs), dtype=int)
     speed = sphere_speed(robot) if link == "certified" else 0.0
-    lower, upper = _bounds(robot)
+    lower, upper = joint_bounds(robot)
     checked: dict[tuple[int, float], bool] = {}
     while True:
         path = BlendedPath(q, devs, lower, upper)
@@ -313,12 +382,6 @@ def _blend_free(robot, env, q: np.ndarray, dev: float, link: str, padding: float
         for i in path.source_index[bad] - 1:  # corner i of q is its waypoint i + 1
             tries[i] += 1
             devs[i] = 0.0 if tries[i] > BLEND_RETRIES else devs[i] / 4.0
-
-
-def _bounds(robot) -> tuple[np.ndarray, np.ndarray]:
-    """The joint limits, unbounded for continuous joints (a path may run past +-pi on them)."""
-    free = robot.continuous
-    return np.where(free, -np.inf, robot.lower), np.where(free, np.inf, robot.upper)
 
 
 class PathSection:
@@ -395,6 +458,8 @@ def _toppra_sections(path: BlendedPath, v: np.ndarray, a: np.ndarray):
                 raise RuntimeError(f"TOPP-RA could not parameterize the stretch s = [{s0:.4g}, {s1:.4g}] "
                                    f"(return code {data.return_code})")
             section = _ConstAccel(path, grid, np.maximum(data.sd_vec, 0.0))
+            if t0 + section.duration > MAX_DURATION:  # before its samples are checked
+                raise ValueError(_too_long(t0 + section.duration, v, a, "at least "))
             bad_s = section.exceeding(v, a)
             if not len(bad_s):
                 break
@@ -455,7 +520,8 @@ class _ConstAccel:
     def exceeding(self, v: np.ndarray, a: np.ndarray) -> np.ndarray:
         """Path positions s where the motion breaks a limit: inside stalled intervals; where
         velocity or acceleration exceed v or a (beyond LIMIT_SLACK) at CHECKS_PER_INTERVAL instants
-        inside every interval and its ends; or where 1 kHz finite differences do."""
+        inside every interval and its ends; or where finite differences at 1 kHz (at most
+        FD_CHECKS_PER_INTERVAL samples per interval on average) do."""
         bad = [0.5 * (self.s[:-1] + self.s[1:])[self.stalled]]
         frac = np.linspace(0.0, 1.0, CHECKS_PER_INTERVAL + 1)
         at = (self.t[:-1, None] + np.diff(self.t)[:, None] * frac[None, :]).ravel()
@@ -465,7 +531,8 @@ class _ConstAccel:
         qd, qdd = self._rates(*self.path.derivatives(s, (1, 2)), sd, sdd)
         over = ((np.abs(qd) > v * (1 + LIMIT_SLACK)) | (np.abs(qdd) > a * (1 + LIMIT_SLACK))).any(axis=1)
         bad.append(s[over])
-        tt = np.linspace(0.0, self.duration, max(4, int(np.ceil(self.duration * CHECK_RATE)) + 1))
+        fd_samples = min(int(np.ceil(self.duration * CHECK_RATE)), FD_CHECKS_PER_INTERVAL * (len(self.s) - 1))
+        tt = np.linspace(0.0, self.duration, max(4, fd_samples + 1))
         s_tt = self._s(tt)[0]
         bad.append(s_tt[_over_limits(self.path(s_tt, 0), tt, v, a)])
         return np.concatenate(bad)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 import simdplan
 from simdplan import cli
 from simdplan.planner.blend import MIN_DEVIATION, BlendedPath, arc_chords, sphere_speed
-from simdplan.planner.trajectory import DEFAULT_ACCELERATION_RATE, LIMIT_SLACK, time_parameterize
+from simdplan.planner.trajectory import DEFAULT_ACCELERATION_RATE, LIMIT_SLACK, MAX_SAMPLES, time_parameterize
 from simdplan.robots import RobotBuilder
 
 pytest.importorskip("toppra")
@@ -388,3 +389,165 @@ def test_a_short_edge_between_two_stops_takes_time_and_holds_the_limits():
     t = np.linspace(0, tr.duration, 20001)
     on_short = np.abs(tr.sample(t)[0][:, 0] - 1.0) < 1e-12
     assert np.ptp(t[on_short]) >= 2 * np.sqrt(0.03 / 4.0) * 0.99
+
+
+# ----- issue 43: waypoints on straight edges, non-finite times, long motions, exact ends -----
+
+def bookshelf_plan(**kwargs):
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
+    res = simdplan.plan(scene.robot, scene.env, scene.start, scene.goals, seed=1, **kwargs)
+    assert res.success
+    return res
+
+
+def speeds_at_waypoints(tr, q: np.ndarray) -> np.ndarray:
+    """Joint-space speed of the motion where it comes closest to each waypoint of ``q``."""
+    t = np.linspace(0.0, tr.duration, 40001)
+    pos, vel, _ = tr.sample(t)
+    near = np.array([np.argmin(np.linalg.norm(pos - w, axis=1)) for w in q])
+    return np.linalg.norm(vel[near], axis=1)
+
+
+def test_waypoints_on_a_straight_edge_in_float32_are_passed_through_at_speed():
+    # corners of a path made in float64, its edges cut into 40 pieces in float32 (as a float32 core
+    # interpolates): each point is off its edge by float32 rounding, a corner too slight to blend
+    robot = free_arm(3)
+    corners = np.array([[0.0, -2.0, 1.0], [2.1, 0.3, -1.7], [-0.4, 2.2, 0.9]])
+    cut = [corners[:1]]
+    for a, b in zip(corners[:-1], corners[1:]):
+        f = np.linspace(0.0, 1.0, 41, dtype=np.float32)[1:, None]
+        cut.append((a.astype(np.float32) + f * (b - a).astype(np.float32)).astype(np.float64))
+    fine = np.vstack(cut)
+    assert np.abs(fine - corners[[0] * 1 + [1] * 40 + [2] * 40]).max() > 0  # not exact copies
+    coarse_tr, fine_tr = time_parameterize(robot, corners), time_parameterize(robot, fine)
+    assert fine_tr.stats["collinear"] == 78 and fine_tr.stats["corners"] == 1 and fine_tr.stats["stopped"] == 0
+    assert fine_tr.duration == pytest.approx(coarse_tr.duration, rel=1e-6)
+    interior = np.r_[1:40, 41:80]
+    assert speeds_at_waypoints(fine_tr, fine[interior]).min() > 0.2
+
+
+def test_a_waypoint_off_the_line_or_turning_back_is_still_a_corner():
+    robot = free_arm(2)
+    # 1e-3 off the straight line: a real (small) corner, not passed through as collinear
+    tr = time_parameterize(robot, np.array([[0.0, 0.0], [0.5, 1e-3], [1.0, 0.0]]))
+    assert tr.stats["collinear"] == 0 and tr.stats["corners"] == 1
+    # back along its own line: the turns stay, and the motion rests at them
+    tr = time_parameterize(robot, np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.0], [0.8, 0.0]]))
+    assert tr.stats["collinear"] == 0 and tr.stats["stopped"] == 2
+    assert tr.sample(np.linspace(0, tr.duration, 2001))[0][:, 0].max() == pytest.approx(1.0)
+
+
+def test_an_interpolated_plan_is_timed_as_the_plan_without_warnings():
+    # issue 43: interpolate=50 rested at 221 of 223 corners (23.3 s against 1.75 s); 2000 warned of a
+    # division by zero in blend.py and took 36 s
+    plain = bookshelf_plan().trajectory()
+    for n in (50, 2000):
+        res = bookshelf_plan(interpolate=n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            tr = res.trajectory()
+        assert tr.stats["stopped"] == 0 and tr.stats["collinear"] >= len(res.path) - 3
+        assert tr.duration == pytest.approx(plain.duration, rel=1e-3)
+    assert speeds_at_waypoints(tr, res.path[1:-1:100]).min() > 0.05
+
+
+def test_a_corner_turning_by_almost_nothing_is_built_without_a_division_by_zero():
+    # a turn of 1.5e-8 rad: 1 - cos of its half rounded to 0 in the blend's arithmetic
+    q = np.array([[0.0, 0.0, 0.0], [1.0, 0.7, 0.3], [2.0, 1.4, 0.6 + 1.6e-8]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = BlendedPath(q, [0.05])
+    assert [c["kind"] for c in path.corners] == ["stop"] and np.allclose(path(path.length), q[-1], atol=1e-12)
+
+
+def test_near_duplicate_waypoints_are_dropped():
+    # issue 43: toppra refused "Invalid manually supplied gridpoints" for a waypoint 1e-9 from another
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    for path in ([q, q + 1e-9, q + 0.2], [q, q + 0.2, q + 0.2 + 1e-9, q + 0.4 * np.eye(7)[0]]):
+        tr = time_parameterize(PANDA, np.array(path))
+        assert tr.stats["collinear"] == 1 and np.array_equal(tr.q[-1], path[-1])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"jerk_limits": 20.0}])
+def test_sampling_at_a_time_that_is_not_finite_is_refused(kwargs):
+    # issue 43: Ruckig crashed the interpreter on NaN; TOPP-RA gave a row of NaN
+    res = bookshelf_plan()
+    tr = res.trajectory(**kwargs)
+    for bad in (float("nan"), [0.1, float("inf")], [-np.inf]):
+        with pytest.raises(ValueError, match=r"times must be finite.*times\[\d\] = (nan|inf|-inf)"):
+            tr.sample(bad)
+    with pytest.raises(ValueError, match="1-d"):
+        tr.sample(np.zeros((2, 2)))
+    # outside [0, duration]: at rest at the ends
+    q, qd, _ = tr.sample([-1.0, tr.duration + 1.0])
+    assert np.array_equal(q, res.path[[0, -1]]) and not qd.any()
+
+
+def test_trajectories_start_and_end_exactly_on_the_path():
+    # issue 43: TOPP-RA ended up to 8.9e-16 from path[-1]
+    res = bookshelf_plan()
+    for kwargs in ({}, {"velocity_scale": 0.3}, {"max_deviation": 0.0}, {"jerk_limits": 20.0}):
+        tr = res.trajectory(**kwargs)
+        assert np.array_equal(tr.q[0], res.path[0]) and np.array_equal(tr.q[-1], res.path[-1])
+        assert np.array_equal(tr.sample(tr.duration)[0][0], res.path[-1]) and not tr.qd[[0, -1]].any()
+
+
+def test_a_waypoint_outside_the_joint_limits_is_named():
+    q = np.zeros((3, PANDA.dof))
+    q[:, 3] = -1.0
+    q[1, 3] = -3.5
+    with pytest.raises(ValueError, match=r"waypoint 1 of the path is outside the joint limits: joint "
+                                         r"panda_joint4 = -3\.5 is outside its limits"):
+        time_parameterize(PANDA, q)
+
+
+@pytest.mark.parametrize("kwargs", [{"velocity_limits": 1e-6}, {"velocity_scale": 1e-12},
+                                    {"acceleration_scale": 1e-12}, {"velocity_scale": 1e-7, "jerk_limits": 20.0}])
+def test_motions_too_slow_to_time_are_refused_up_front(kwargs):
+    # issue 43: velocity_limits=1e-6 ran out of memory at 24 GB, velocity_scale=1e-12 asked for 8.88 PiB
+    q = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    with pytest.raises(ValueError, match=r"would last at least .* s, more than MAX_DURATION \(3600 s\)"):
+        time_parameterize(PANDA, np.array([q, q + 0.1]), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"max_deviation": 0.0}, {"jerk_limits": 1.0}])
+def test_a_motion_found_too_long_once_timed_is_refused(kwargs):
+    # 40 reversals at 1e-4 rad/s^2: the lower bound (one speed-up, one slow-down) is 283 s, the motion
+    # rests at every reversal and takes over 4000 s
+    q = np.array([[0.0], [1.0]] * 20 + [[0.0]])
+    with pytest.raises(ValueError, match=r"would last (at least )?\d.* s, more than MAX_DURATION"):
+        time_parameterize(free_arm(1), q, acceleration_limits=1e-4, **kwargs)
+
+
+def test_slow_motions_check_and_sample_in_memory_that_grows_with_the_path():
+    # issue 43: velocity_scale=1e-3 (1250 s) peaked at 636 MB, the 1 kHz check over the whole duration
+    import tracemalloc
+
+    res = bookshelf_plan()
+    res.trajectory()  # imports and caches outside the measurement
+    tracemalloc.start()
+    try:
+        tr = res.trajectory(velocity_scale=1e-3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert tr.duration > 1000 and peak < 100e6
+    # rows at most MAX_SAMPLES: the period grows to fit
+    fine = time_parameterize(free_arm(1), np.array([[0.0], [1.0]]), sample_period=1e-6)
+    assert len(fine.t) <= MAX_SAMPLES
+    assert fine.stats["sample_period"] == pytest.approx(fine.duration / (MAX_SAMPLES - 2))
+    assert fine.t[-1] == fine.duration and np.array_equal(fine.q[-1], [1.0])
+
+
+def test_cli_plan_too_slow_exits_2_with_the_reason(capsys):
+    assert cli.main(["plan", "panda_bookshelf", "--timed", "--velocity-scale", "1e-7"]) == 2
+    err = capsys.readouterr().err
+    assert "--timed: the trajectory would last at least" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag, value", [("--velocity-scale", "0.5"), ("--acceleration-scale", "0.5"),
+                                         ("--max-deviation", "0.1"), ("--jerk-limit", "20")])
+def test_cli_timing_flags_without_timed_are_refused(flag, value, capsys, tmp_path):
+    out = tmp_path / "r.json"
+    assert cli.main(["plan", "panda_bookshelf", flag, value, "--out", str(out)]) == 2
+    assert f"{flag}: read only with --timed" in capsys.readouterr().err and not out.exists()

@@ -20,6 +20,19 @@ def _check_out(out: str | None) -> None:
         check_output("--out", out, (".json", ".csv"))
 
 
+# the flags that only --timed reads, by their destination on args
+TIMING_FLAGS = {"velocity_scale": "--velocity-scale", "acceleration_scale": "--acceleration-scale",
+                "max_deviation": "--max-deviation", "jerk_limit": "--jerk-limit"}
+
+
+def _check_timing_flags(args) -> None:
+    """A timing flag without --timed would be ignored: a UserError says so (before planning)."""
+    given = [flag for dest, flag in TIMING_FLAGS.items() if getattr(args, dest, None) is not None]
+    if given and not getattr(args, "timed", False):
+        raise UserError(f"{', '.join(given)}: read only with --timed (add --timed to time the path, or leave "
+                        f"{'it' if len(given) == 1 else 'them'} out)")
+
+
 def _timed(args, result, scene):
     """The trajectory --timed asks for (PlanResult.trajectory with the scene's timing section, the
     flags overriding it), or a UserError saying why not."""
@@ -47,6 +60,7 @@ def _trajectory_row(timed) -> str:
 def cmd_plan(args) -> int:
     import simdplan
 
+    _check_timing_flags(args)
     path = resolve_scene(args.scene)
     _check_out(args.out)
     scene = load_scene(path)
