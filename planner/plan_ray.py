@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import pickle
+import socket
 import types
 from collections import OrderedDict
 
@@ -82,8 +83,7 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
     number for its seed. An exception (Ctrl-C among them) cancels the chunks still running and
     propagates."""
     ray = ray_module()
-    if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
+    _join(ray, address)
     cpus = _node_cpus(ray)
     threads = workers or min(cpus)
     if threads > max(cpus):
@@ -144,6 +144,52 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
         for ref in pending:
             ray.cancel(ref, force=True)
         raise
+
+
+_joined: tuple | None = None  # (address, _running(ray)) of the Ray instance plan_many last started or joined
+
+
+def _join(ray, address: str | None) -> None:
+    """Starts or joins Ray at ``address`` unless this process runs it already. A running instance
+    serves address None or "auto" (the running cluster), the address plan_many joined it with, or
+    its GCS "host:port"; another address is refused, since Ray keeps one connection per process
+    and ray.init would ignore it."""
+    global _joined
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
+        _joined = (address, _running(ray))
+        return
+    running = _running(ray)
+    if address in (None, "auto") or _joined == (address, running) or _same_endpoint(address, running[0]):
+        return
+    raise ValueError(f"address={address!r}, but this process already runs Ray (GCS at {running[0] or 'unknown'}) "
+                     "and Ray joins one cluster per process: pass address=None to plan there, or call "
+                     "ray.shutdown() first to plan on another")
+
+
+def _running(ray) -> tuple:
+    """(GCS address, driver job id) of the Ray instance this process runs; None where Ray Client hides one."""
+    context = ray.get_runtime_context()
+    out = []
+    for read in (lambda: context.gcs_address, context.get_job_id):
+        try:
+            out.append(read())
+        except Exception:  # noqa: BLE001 - Ray Client lacks some; they are only compared
+            out.append(None)
+    return tuple(out)
+
+
+def _same_endpoint(address: str, gcs: str | None) -> bool:
+    """Whether ``address`` ("host:port") names the GCS at ``gcs``, hosts compared by their IP."""
+    if gcs is None or "://" in address or ":" not in address:
+        return False
+    (host, _, port), (gcs_host, _, gcs_port) = address.rpartition(":"), gcs.rpartition(":")
+    if port != gcs_port:
+        return False
+    try:
+        return host == gcs_host or socket.gethostbyname(host) == socket.gethostbyname(gcs_host)
+    except OSError:
+        return False
 
 
 def _chunks(todo: list, chunk_size: int | None, slots: int) -> list[list]:

@@ -152,14 +152,15 @@ def test_without_ray_the_error_says_how_to_get_it(monkeypatch):
         simdplan.plan_many([(robot, env, start, np.array([-0.5, 0.5]))], backend="ray")
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(backend="dask"), "backend must be"),
-    (dict(address="auto"), "settings of backend='ray'"),
-    (dict(chunk_size=10), "settings of backend='ray'"),
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(backend="dask"), ValueError, "backend must be"),
+    (dict(address="auto"), ValueError, "settings of backend='ray'"),
+    (dict(chunk_size=10), ValueError, "settings of backend='ray'"),
+    (dict(backend="ray", address=6379), TypeError, "address must be a string"),
 ])
-def test_backend_arguments_are_checked(kwargs, words):
+def test_backend_arguments_are_checked(kwargs, error, words):
     robot, env, start, goal = wall_robot()
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(error, match=words):
         simdplan.plan_many([(robot, env, start, goal)], **kwargs)
 
 
@@ -180,6 +181,18 @@ def test_batch_on_ray_writes_the_results_threads_write(local_ray, tmp_path):
 
     assert rows(on_ray) == rows(on_threads) and len(rows(on_ray)) == 4
     assert all(success for _, _, success, _ in rows(on_ray))
+
+
+def test_an_address_other_than_the_running_ray_is_refused(local_ray):
+    robot, env, start, _ = wall_robot()
+    tasks = [(robot, env, start, np.array([-0.5, 0.5]))]
+    gcs = ray.get_runtime_context().gcs_address
+    host, _, port = gcs.rpartition(":")
+    for same in (None, "auto", gcs):  # the Ray this process runs
+        assert simdplan.plan_many(tasks, backend="ray", address=same)[0].success, same
+    for other in ("ray://203.0.113.9:10001", "203.0.113.9:6379", f"{host}:{int(port) + 1}", "local"):
+        with pytest.raises(ValueError, match=r"already runs Ray \(GCS at .*ray.shutdown\(\)"):
+            simdplan.plan_many(tasks, backend="ray", address=other)
 
 
 def test_more_threads_per_task_than_any_node_has_is_refused(local_ray):
