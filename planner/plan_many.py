@@ -78,10 +78,11 @@ def plan_many(tasks, *, workers: int | None = None, planner: str | None = None, 
     backend="ray": the tasks go out in chunks (``chunk_size`` tasks; by default shrinking, from
     half of each slot's share) to a Ray cluster (simdplan.planner.plan_ray): ``address`` None joins the Ray
     instance this process runs (or starts a local one), "auto" a running cluster, "ray://host:port"
-    a remote one; each chunk is planned on ``workers`` threads (default: the CPUs of the
-    smallest node) reserving as many of the node's CPUs. Same results as threads; a chunk whose
-    worker or node dies is planned again elsewhere. Ray is an optional extra (``pip install
-    "simdplan[ray]"``).
+    a remote one (once Ray runs in this process, every call plans there: another ``address`` than
+    None, "auto" or the running one's raises ValueError); each chunk is planned on ``workers``
+    threads (default: the CPUs of the smallest node) reserving as many of the node's CPUs. Same
+    results as threads; a chunk whose worker or node dies is planned again elsewhere. Ray is an
+    optional extra (``pip install "simdplan[ray]"``).
     """
     if isinstance(tasks, tuple) or is_scene(tasks) or not hasattr(tasks, "__len__"):
         raise TypeError("tasks must be a list of Scene objects or (robot, env, start, goals) tuples")
@@ -92,6 +93,9 @@ def plan_many(tasks, *, workers: int | None = None, planner: str | None = None, 
     prepared = Prepared(planner, settings)  # bad settings of the call raise here, before any task
     if backend not in ("threads", "ray"):
         raise ValueError(f"backend must be 'threads' or 'ray', got {backend!r}")
+    if address is not None and not isinstance(address, str):
+        raise TypeError(f"address must be a string ('auto', 'ray://host:port', ...) or None, got "
+                        f"{type(address).__name__}")
     if backend == "threads" and (address is not None or chunk_size is not None):
         raise ValueError("address and chunk_size are settings of backend='ray'")
     results: list = [None] * len(tasks)

@@ -19,13 +19,15 @@ from __future__ import annotations
 import functools
 import math
 import pickle
+import socket
 import types
 from collections import OrderedDict
 
 import numpy as np
 
 from simdplan.planner.plan import check_types
-from simdplan.planner.plan_threads import Finished, Prepared, error_result, one_of, plan_on_threads, task_parts
+from simdplan.planner.plan_threads import (Finished, Prepared, error_result, one_of, plan_on_threads, pose_goal,
+                                           task_parts)
 from simdplan.planner.result import PlanResult
 from simdplan.validation import as_int
 
@@ -62,7 +64,7 @@ def plan_on_ray(tasks, numbers, results: list, *, workers, planner, progress, on
             if (id(robot), id(env)) not in checked:
                 check_types(robot, env)
                 checked.add((id(robot), id(env)))
-            parts.append((robot, env, start, goals, base))
+            parts.append((robot, env, start, goals, base, pose_goal(task)))
         except (TypeError, ValueError) as exc:
             parts.append(exc)
             finished.put(i, error_result(exc, task))
@@ -75,13 +77,13 @@ def plan_on_ray(tasks, numbers, results: list, *, workers, planner, progress, on
 
 def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, on_task, settings: dict
                 ) -> None:
-    """Plans the tasks whose ``parts`` are (robot, env, start, goals, base settings) (or an exception
-    for a task already refused) on Ray; calls on_task(i, PlanResult) on this thread once per task
-    as its chunk finishes. numbers: each task's number for its seed. An exception (Ctrl-C among
-    them) cancels the chunks still running and propagates."""
+    """Plans the tasks whose ``parts`` are (robot, env, start, goals, base settings, pose_goal's
+    (poses, link, mask) or None) (or an exception for a task already refused) on Ray; calls
+    on_task(i, PlanResult) on this thread once per task as its chunk finishes. numbers: each task's
+    number for its seed. An exception (Ctrl-C among them) cancels the chunks still running and
+    propagates."""
     ray = ray_module()
-    if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
+    _join(ray, address)
     cpus = _node_cpus(ray)
     threads = workers or min(cpus)
     if threads > max(cpus):
@@ -121,7 +123,7 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
     pending = {}
     for chunk in chunks:
         own = {k for i in chunk for k in task_keys[i] if users[k] == 1}
-        specs = [(numbers[i], *task_keys[i], one_of(bases, parts[i][4])) for i in chunk]
+        specs = [(numbers[i], *task_keys[i], one_of(bases, parts[i][4]), parts[i][5]) for i in chunk]
         payload = dump((specs, _arrays_packed([parts[i][2] for i in chunk] + [parts[i][3] for i in chunk]),
                         {k: objects[k] for k in own}))
         pending[plan_chunk.remote(payload, shared, planner, settings, threads)] = chunk
@@ -142,6 +144,52 @@ def _plan_parts(parts: list, numbers, *, address, workers, chunk_size, planner, 
         for ref in pending:
             ray.cancel(ref, force=True)
         raise
+
+
+_joined: tuple | None = None  # (address, _running(ray)) of the Ray instance plan_many last started or joined
+
+
+def _join(ray, address: str | None) -> None:
+    """Starts or joins Ray at ``address`` unless this process runs it already. A running instance
+    serves address None or "auto" (the running cluster), the address plan_many joined it with, or
+    its GCS "host:port"; another address is refused, since Ray keeps one connection per process
+    and ray.init would ignore it."""
+    global _joined
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False, ignore_reinit_error=True)
+        _joined = (address, _running(ray))
+        return
+    running = _running(ray)
+    if address in (None, "auto") or _joined == (address, running) or _same_endpoint(address, running[0]):
+        return
+    raise ValueError(f"address={address!r}, but this process already runs Ray (GCS at {running[0] or 'unknown'}) "
+                     "and Ray joins one cluster per process: pass address=None to plan there, or call "
+                     "ray.shutdown() first to plan on another")
+
+
+def _running(ray) -> tuple:
+    """(GCS address, driver job id) of the Ray instance this process runs; None where Ray Client hides one."""
+    context = ray.get_runtime_context()
+    out = []
+    for read in (lambda: context.gcs_address, context.get_job_id):
+        try:
+            out.append(read())
+        except Exception:  # noqa: BLE001 - Ray Client lacks some; they are only compared
+            out.append(None)
+    return tuple(out)
+
+
+def _same_endpoint(address: str, gcs: str | None) -> bool:
+    """Whether ``address`` ("host:port") names the GCS at ``gcs``, hosts compared by their IP."""
+    if gcs is None or "://" in address or ":" not in address:
+        return False
+    (host, _, port), (gcs_host, _, gcs_port) = address.rpartition(":"), gcs.rpartition(":")
+    if port != gcs_port:
+        return False
+    try:
+        return host == gcs_host or socket.gethostbyname(host) == socket.gethostbyname(gcs_host)
+    except OSError:
+        return False
 
 
 def _chunks(todo: list, chunk_size: int | None, slots: int) -> list[list]:
@@ -242,12 +290,17 @@ def _plan_chunk(payload: bytes, shared: list, planner, settings: dict, threads: 
     on ``threads`` threads, with the tasks' own numbers; returns its results packed and pickled."""
 
     specs, arrays, own = pickle.loads(payload)
-    objects = _objects(shared, own, {k for _, r, e, _ in specs for k in (r, e)})
+    objects = _objects(shared, own, {k for _, r, e, _, _ in specs for k in (r, e)})
     arrays = _arrays_unpacked(arrays)
     ends = zip(arrays[:len(specs)], arrays[len(specs):])
-    tasks = [types.SimpleNamespace(robot=objects[r], env=objects[e], start=q0, goals=goals, settings=base)
-             if base is not None else (objects[r], objects[e], q0, goals)
-             for (_, r, e, base), (q0, goals) in zip(specs, ends)]
+    tasks = []
+    for (_, r, e, base, pose), (q0, goals) in zip(specs, ends):
+        if base is None and pose is None:
+            tasks.append((objects[r], objects[e], q0, goals))
+        else:  # a Scene's fields, as much of it as plan_threads reads
+            poses, link, mask = pose or (None, None, None)
+            tasks.append(types.SimpleNamespace(robot=objects[r], env=objects[e], start=q0, goals=goals, settings=base,
+                                               goal_poses=poses, goal_link=link, goal_mask=mask))
     results: list = [None] * len(tasks)
     plan_on_threads(tasks, [n for n, *_ in specs], results, Prepared(planner, settings), threads, False, None)
     return pickle.dumps(_packed(results), protocol=pickle.HIGHEST_PROTOCOL)

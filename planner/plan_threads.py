@@ -101,10 +101,10 @@ class Prepared:
             check_types(robot, env)
             model = self._models[key] = robot.compiled_env(env, s.padding, distances=s.link == "certified")
             self._keep.append((robot, env))
-        poses = getattr(task, "goal_poses", None)
-        if poses:
-            start, request, targets = pose_parts(robot, start, list(poses), s, task.goal_link, task.goal_mask,
-                                                 DEFAULT_IK_SOLUTIONS)
+        pose = pose_goal(task)
+        if pose is not None:
+            poses, link, mask = pose
+            start, request, targets = pose_parts(robot, start, list(poses), s, link, mask, DEFAULT_IK_SOLUTIONS)
             core = self._core_settings(s, robot)
             return ((robot.core, model, s.planner, start, np.zeros((0, robot.dof)), core, request, targets, IK_ROUNDS,
                      ROUND_ITERATIONS), (robot, env, start, None, s, len(targets)))
@@ -176,6 +176,15 @@ def task_parts(task) -> tuple:
         pass
     raise TypeError(f"a task must be a Scene or a (robot, env, start, goals) tuple, got {type(task).__name__}"
                     + (f" of length {len(task)}" if isinstance(task, (tuple, list)) else ""))
+
+
+def pose_goal(task) -> tuple | None:
+    """(goal poses, goal_link, goal_mask) of a Scene with goal poses, else None (joint goals). The
+    Ray backend carries this to its workers beside task_parts, so both engines read a pose task alike."""
+    poses = getattr(task, "goal_poses", None)
+    if poses is None or len(poses) == 0:
+        return None
+    return poses, getattr(task, "goal_link", None), getattr(task, "goal_mask", None)
 
 
 def task_result(out: dict, robot, env, start, goals, s: PlannerSettings, poses: int | None = None) -> PlanResult:

@@ -3,6 +3,7 @@ killed halfway completed by ``--resume`` without duplicates."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -62,6 +63,67 @@ def test_batch_refuses_to_append_to_results_without_resume(folder, tmp_path, cap
     assert cli.main(["batch", str(folder), "--out", str(out), "--resume"]) == 0
     got = lines(out)
     assert len(got) == 4 and len({r["task"] for r in got}) == 4
+
+
+def test_resume_knows_tasks_by_their_resolved_file(folder, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(folder.parent)
+    out = tmp_path / "results.jsonl"
+    assert cli.main(["batch", "scenes/more", "--out", str(out)]) == 0
+    capsys.readouterr()
+    # the same file relative and absolute in one command is one task; a resume by the absolute path plans the rest
+    assert cli.main(["batch", str(folder), "scenes/panda_table.yaml", "--out", str(out), "--resume"]) == 0
+    assert "4 scene files; 1 already in" in capsys.readouterr().out
+    got = lines(out)
+    assert len(got) == 4 and len({r["file"] for r in got}) == 4
+    assert {r["file"] for r in got} == {str(p.resolve()) for p in folder.rglob("*.yaml")}
+    assert cli.main(["batch", "scenes", "--out", str(out), "--resume"]) == 0
+    assert "0 planned now" in capsys.readouterr().out and len(lines(out)) == 4
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--seed", "4"], "--seed 3 there, 4 now"),
+    (["--seed", "3", "--planner", "prm"], "--planner not given there, prm now"),
+    (["--seed", "3", "--link", "discrete"], "--link not given there, discrete now"),
+    (["--seed", "3", "--no-simplify"], "--no-simplify not given there, given now"),
+    ([], "--seed 3 there, not given now"),
+])
+def test_resume_with_other_settings_is_refused(folder, tmp_path, capsys, flags, words):
+    out = tmp_path / "results.jsonl"
+    assert cli.main(["batch", str(folder / "panda_table.yaml"), "--out", str(out), "--seed", "3"]) == 0
+    before = out.read_text()
+    capsys.readouterr()
+    assert cli.main(["batch", str(folder), "--out", str(out), "--resume", *flags]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "resume with the same flags" in err and "Traceback" not in err
+    assert out.read_text() == before
+    # flags that only say where to plan may change
+    assert cli.main(["batch", str(folder), "--out", str(out), "--resume", "--seed", "3", "--workers", "1"]) == 0
+    assert len(lines(out)) == 4
+
+
+def test_resume_plans_again_a_file_that_did_not_load_or_changed(folder, tmp_path, capsys):
+    good = (folder / "panda_table.yaml").read_text()
+    (folder / "broken.yaml").write_text("robot: [1")
+    out = tmp_path / "results.jsonl"
+    assert cli.main(["batch", str(folder), "--out", str(out)]) == 0
+    assert sum(r["error"] == "SceneError" and not r["loaded"] for r in lines(out)) == 1
+    capsys.readouterr()
+    (folder / "broken.yaml").write_text(good)  # fixed
+    (folder / "ur5_table.yaml").write_text(open(scenes.example("ur5_table")).read() + "\n# edited\n")
+    assert cli.main(["batch", str(folder), "--out", str(out), "--resume"]) == 0
+    assert "2 planned now (2 again" in capsys.readouterr().out
+    got = {os.path.basename(r["task"]): r for r in lines(out)}
+    assert len(lines(out)) == 5 and len(got) == 5  # the old lines replaced, not kept beside the new ones
+    assert got["broken.yaml"]["success"] and got["broken.yaml"]["loaded"]
+    assert got["ur5_table.yaml"]["sha256"] == hashlib.sha256((folder / "ur5_table.yaml").read_bytes()).hexdigest()
+    assert all(r["success"] for r in got.values())
+
+
+def test_resume_refuses_lines_without_what_identifies_their_task(folder, tmp_path, capsys):
+    out = tmp_path / "results.jsonl"
+    out.write_text(json.dumps({"task": str(folder / "panda_table.yaml"), "index": 0, "success": True}) + "\n")
+    assert cli.main(["batch", str(folder), "--out", str(out), "--resume"]) == 2
+    assert "without file, sha256, loaded, run" in capsys.readouterr().err
 
 
 def test_scene_files_that_do_not_load_are_results_too(folder, tmp_path):

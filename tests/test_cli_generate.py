@@ -69,7 +69,39 @@ def test_resume_rewrites_a_missing_part_the_same_and_refuses_another_command(tmp
     assert untimed(out / "part-00001.jsonl") == before and len(before) == 3
     other = [a if a != "5" else "6" for a in ARGS]
     assert cli.main([*other, "--out", str(out), "--resume"]) == 2
-    assert "--resume needs the same command" in capsys.readouterr().err
+    assert "--seed 5 there, 6 now" in capsys.readouterr().err
+    assert json.loads((out / "dataset.json").read_text())["command"] == [*ARGS, "--out", str(out)]
+
+
+def test_resume_compares_the_settings_not_their_spelling(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = [*ARGS, "--out", "G2"]
+    assert cli.main(first) == 0
+    (tmp_path / "G2" / "part-00002.jsonl").unlink()
+    capsys.readouterr()
+    # the same dataset spelled otherwise: another --out path, --flag=value, spaces in lists, the order of flags
+    spelled = ["generate", "--robot=panda", "--families", "table, box", "--problems", "2", "--planners=rrtc,rrt",
+               "--seed=5", "--part-size", "3", "--max-iterations", "20000", "--time-limit", "0.0", "--out", "./G2",
+               "--resume"]
+    assert cli.main(spelled) == 0, capsys.readouterr().err
+    assert "2 planned now (6 already written)" in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "G2" / "dataset.json").read_text())
+    assert manifest["command"] == first  # the command that made the dataset, not the resume's
+    assert [r["command"] for r in manifest["resumed"]] == [spelled]
+    assert len(manifest["parts"]) == 3 and [r["task"] for r in records(tmp_path / "G2")] == list(range(8))
+    for changed, words in (("--part-size=4", "--part-size 3 there, 4 now"),
+                           ("--planners=rrtc", "--planners rrtc,rrt there, rrtc now"),
+                           ("--families=table", "--families table,box there, table now")):
+        assert cli.main([*spelled, changed]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "only --workers and --ray may change" in err
+
+
+def test_a_bad_robot_leaves_no_folder(tmp_path, capsys):
+    for robot in ("r2d2", str(tmp_path / "missing.urdf")):
+        assert cli.main(["generate", "--robot", robot, "--out", str(tmp_path / "ds")]) == 2
+        assert "not a robot name" in capsys.readouterr().err
+        assert not (tmp_path / "ds").exists()
 
 
 def test_bad_generate_flags_are_user_errors(tmp_path, capsys):

@@ -3,6 +3,7 @@ exactly once when a worker process is killed mid-run, and a clear error without 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
@@ -42,6 +43,32 @@ def mixed_tasks():
     return chosen
 
 
+POSE_SCENE = """robot: panda
+obstacles:
+  - {type: box, position: [0.6, 0.0, 0.2], half_extents: [0.1, 0.3, 0.2]}
+start: [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
+goal_poses:
+  - {position: [0.5, 0.2, 0.6], quat: [1, 0, 0, 0]}
+  - {position: [0.4, -0.3, 0.5], euler: [3.14159, 0, 0]}
+goal_link: panda_hand
+goal_mask: free_z
+"""
+
+
+def every_task_kind(tmp_path) -> list:
+    """Joint goals (a scene and tuples), goal poses (two scenes, one with goals None), and bad tasks of each kind."""
+    path = tmp_path / "pose.yaml"
+    path.write_text(POSE_SCENE)
+    pose = scenes.load(path)
+    one_pose = dataclasses.replace(pose, goal_poses=pose.goal_poses[1:], goals=None, goal_mask=None)
+    crash = dataclasses.replace(pose, start=np.array(pose.start) + [0, 5.0, 0, 0, 0, 0, 0])
+    unknown_link = dataclasses.replace(pose, goal_link="no_such_link")
+    panda = pose.robot
+    q0 = np.array([0, -0.5, 0, -2.0, 0, 1.5, 0.8])
+    return [pose, scenes.load(scenes.example("panda_table")), one_pose, (panda, None, q0, q0 + 0.3), crash,
+            unknown_link, (panda, None, q0[:6], q0), (panda, None, q0, np.full(7, np.nan)), "junk"]
+
+
 def same_results(a: list, b: list) -> bool:
     return all(x.error == y.error and x.message == y.message and x.success == y.success
                and np.array_equal(x.path, y.path) and x.stats.get("seed") == y.stats.get("seed")
@@ -56,6 +83,19 @@ def test_ray_gives_the_results_of_threads(local_ray):
         assert same_results(on_ray, threads), chunk_size
     assert sum(r.success for r in threads) >= len(tasks) - 4
     assert [r.error for r in threads[-3:]] == ["ValueError", "ValueError", "TypeError"]
+
+
+def test_ray_plans_every_task_kind_as_threads_do(local_ray, tmp_path):
+    tasks = every_task_kind(tmp_path)
+    threads = simdplan.plan_many(tasks, workers=2, seed=5)
+    on_ray = simdplan.plan_many(tasks, backend="ray", seed=5, chunk_size=4)  # pose tasks in chunks of their own
+    assert same_results(on_ray, threads)
+    assert [r.success for r in on_ray[:4]] == [True] * 4
+    assert on_ray[0].stats["goal_pose_index"] in (0, 1) and on_ray[2].stats["goal_pose_index"] == 0
+    assert np.array_equal(on_ray[0].stats["goal_configurations"], threads[0].stats["goal_configurations"])
+    assert [r.error for r in on_ray[4:]] == ["InvalidProblemError", "ValueError", "ValueError", "ValueError",
+                                             "TypeError"]
+    assert "no_such_link" in on_ray[5].message
 
 
 def test_ray_streams_results_and_keeps_task_numbers(local_ray):
@@ -112,14 +152,15 @@ def test_without_ray_the_error_says_how_to_get_it(monkeypatch):
         simdplan.plan_many([(robot, env, start, np.array([-0.5, 0.5]))], backend="ray")
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(backend="dask"), "backend must be"),
-    (dict(address="auto"), "settings of backend='ray'"),
-    (dict(chunk_size=10), "settings of backend='ray'"),
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(backend="dask"), ValueError, "backend must be"),
+    (dict(address="auto"), ValueError, "settings of backend='ray'"),
+    (dict(chunk_size=10), ValueError, "settings of backend='ray'"),
+    (dict(backend="ray", address=6379), TypeError, "address must be a string"),
 ])
-def test_backend_arguments_are_checked(kwargs, words):
+def test_backend_arguments_are_checked(kwargs, error, words):
     robot, env, start, goal = wall_robot()
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(error, match=words):
         simdplan.plan_many([(robot, env, start, goal)], **kwargs)
 
 
@@ -128,6 +169,7 @@ def test_batch_on_ray_writes_the_results_threads_write(local_ray, tmp_path):
 
     for name in ("panda_table", "ur5_table", "panda_cage"):
         (tmp_path / f"{name}.yaml").write_text(open(scenes.example(name)).read())
+    (tmp_path / "pose.yaml").write_text(POSE_SCENE)
     on_threads, on_ray = tmp_path / "threads.jsonl", tmp_path / "ray.jsonl"
     assert cli.main(["batch", str(tmp_path), "--out", str(on_threads), "--seed", "2"]) == 0
     assert cli.main(["batch", str(tmp_path), "--out", str(on_ray), "--seed", "2", "--ray", "auto"]) == 0
@@ -137,7 +179,20 @@ def test_batch_on_ray_writes_the_results_threads_write(local_ray, tmp_path):
 
         return sorted((r["task"], r["index"], r["success"], r["path"]) for r in map(json.loads, open(path)))
 
-    assert rows(on_ray) == rows(on_threads) and len(rows(on_ray)) == 3
+    assert rows(on_ray) == rows(on_threads) and len(rows(on_ray)) == 4
+    assert all(success for _, _, success, _ in rows(on_ray))
+
+
+def test_an_address_other_than_the_running_ray_is_refused(local_ray):
+    robot, env, start, _ = wall_robot()
+    tasks = [(robot, env, start, np.array([-0.5, 0.5]))]
+    gcs = ray.get_runtime_context().gcs_address
+    host, _, port = gcs.rpartition(":")
+    for same in (None, "auto", gcs):  # the Ray this process runs
+        assert simdplan.plan_many(tasks, backend="ray", address=same)[0].success, same
+    for other in ("ray://203.0.113.9:10001", "203.0.113.9:6379", f"{host}:{int(port) + 1}", "local"):
+        with pytest.raises(ValueError, match=r"already runs Ray \(GCS at .*ray.shutdown\(\)"):
+            simdplan.plan_many(tasks, backend="ray", address=other)
 
 
 def test_more_threads_per_task_than_any_node_has_is_refused(local_ray):

@@ -6,7 +6,8 @@ The dataset is a folder:
 - ``dataset.json``: ``format`` ("simdplan-dataset/1"), ``command`` (the argument list that made
   it: the same command makes the same dataset, except plans cut short by a time limit), the
   simdplan version and SIMD level, the robot, families, problems per family, planners, seed, the
-  number of tasks, ``part_size`` and ``parts`` (the part files, in task order; updated as parts land).
+  number of tasks, ``part_size``, ``parts`` (the part files, in task order; updated as parts land)
+  and, once resumed, ``resumed`` (each resume's command, time and simdplan).
 - ``part-00000.jsonl``, ...: one JSON line per task (problem x planner), ``part_size`` tasks per
   part in task order: ``task`` (its number; task = problem * len(planners) + planner),
   ``problem`` (e.g. "shelf_3"), ``family``, ``planner``, ``seed`` (the seed the plan used:
@@ -15,7 +16,10 @@ The dataset is a folder:
   the scene file format: obstacles, start, goals; its ``robot`` is the dataset's robot entry).
 
 A part is written whole (to a temporary name, then renamed), so a run killed halfway leaves only
-complete parts; ``--resume`` plans the tasks of the missing parts, with the same seeds.
+complete parts; ``--resume`` plans the tasks of the missing parts, with the same seeds. It needs
+the settings the manifest records (robot, families, problems, planners, seed, time limit,
+iterations, part size: compared as parsed, however the flags were spelled); only --workers and
+--ray may change.
 """
 
 from __future__ import annotations
@@ -31,23 +35,25 @@ from simdplan.cli.output import UserError, print_summary
 
 FORMAT = "simdplan-dataset/1"
 MANIFEST = "dataset.json"
-# flags that do not change the dataset (a resumed run may change them)
-RUN_ONLY = ("--resume", "--workers", "--ray")
 
 
-def _defining_args(argv: list[str]) -> list[str]:
-    """The command's arguments without those that only affect how it runs (RUN_ONLY and their values)."""
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-            continue
-        name = a.split("=", 1)[0]
-        if name in RUN_ONLY:
-            skip = name != "--resume" and "=" not in a
-            continue
-        out.append(a)
-    return out
+def _defining(manifest: dict) -> dict:
+    """The flags that define a dataset, by the values its manifest records (JSON's, so that a
+    manifest read back and one about to be written compare alike)."""
+    settings = manifest.get("settings") or {}
+    return json.loads(json.dumps({
+        "--robot": manifest.get("robot"), "--families": ",".join(manifest.get("families") or []),
+        "--problems": manifest.get("problems_per_family"), "--planners": ",".join(manifest.get("planners") or []),
+        "--seed": manifest.get("seed"), "--time-limit": settings.get("time_limit"),
+        "--max-iterations": settings.get("max_iterations"), "--part-size": manifest.get("part_size")}))
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "not given"
+    if isinstance(value, dict):  # a URDF robot's entry
+        return " --srdf ".join(value[k] for k in ("urdf", "srdf") if k in value)
+    return str(value)
 
 
 def cmd_generate(args) -> int:
@@ -72,23 +78,34 @@ def cmd_generate(args) -> int:
     apply_overrides(None, overrides)
     given = {k: v for k, v in overrides.items() if v is not None}
     argv = list(args.command_argv) if args.command_argv is not None else sys.argv[1:]
-    defining = _defining_args(argv)
     manifest_path = os.path.join(args.out, MANIFEST)
+    old = None
     if os.path.exists(manifest_path):
         if not args.resume:
             raise UserError(f"--out {args.out}: already holds a dataset; add --resume to finish it, or choose "
                             "another folder")
-        with open(manifest_path) as f:
-            old = json.load(f)
-        if _defining_args(old.get("command", [])) != defining:
-            raise UserError(f"--out {args.out}: its dataset was made by `simdplan {' '.join(old.get('command', []))}`;"
-                            " --resume needs the same command")
+        try:
+            with open(manifest_path) as f:
+                old = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--out {args.out}: cannot read its {MANIFEST} ({exc})") from exc
+        if not isinstance(old, dict) or old.get("format") != FORMAT:
+            raise UserError(f"--out {args.out}: its {MANIFEST} is not a {FORMAT} manifest")
     elif os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UserError(f"--out {args.out}: is a file, not a folder")
-    os.makedirs(args.out, exist_ok=True)
 
     t0 = time.perf_counter()
-    robot, robot_entry = robot_from_arg(args.robot, args.srdf)
+    robot, robot_entry = robot_from_arg(args.robot, args.srdf)  # before the folder is made: a bad one leaves none
+    manifest = {"format": FORMAT, "command": argv, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "simdplan": simdplan.info(), "robot": robot_entry, "dof": robot.dof, "joint_names": robot.joint_names,
+                "families": families, "problems_per_family": args.problems, "planners": planners, "seed": args.seed,
+                "settings": given, "tasks": None, "part_size": args.part_size, "parts": []}
+    if old is not None:
+        before, now = _defining(old), _defining(manifest)
+        differ = [f"{k} {_shown(before[k])} there, {_shown(v)} now" for k, v in now.items() if before[k] != v]
+        if differ:
+            raise UserError(f"--out {args.out}: its dataset was made with other settings ({'; '.join(differ)}); "
+                            "--resume needs the same ones (only --workers and --ray may change)")
     problems = []
     for k, family in enumerate(families):
         try:
@@ -101,10 +118,13 @@ def cmd_generate(args) -> int:
     generated = time.perf_counter() - t0
     n_tasks = len(problems) * len(planners)
     parts = [f"part-{p:05d}.jsonl" for p in range((n_tasks + args.part_size - 1) // args.part_size)]
-    manifest = {"format": FORMAT, "command": argv, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "simdplan": simdplan.info(), "robot": robot_entry, "dof": robot.dof, "joint_names": robot.joint_names,
-                "families": families, "problems_per_family": args.problems, "planners": planners, "seed": args.seed,
-                "settings": given, "tasks": n_tasks, "part_size": args.part_size, "parts": []}
+    if old is not None:  # the manifest keeps the command that made the dataset; a resume adds itself
+        manifest = old
+        manifest.setdefault("resumed", []).append({"command": argv, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                                   "simdplan": simdplan.info()})
+    else:
+        manifest["tasks"] = n_tasks
+    os.makedirs(args.out, exist_ok=True)
     done_parts = [p for p in parts if os.path.exists(os.path.join(args.out, p))]
     _write_manifest(manifest_path, manifest, done_parts)
 
