@@ -312,6 +312,17 @@ def test_plan_to_an_unreachable_pose_fails_cleanly_and_bad_calls_are_refused():
         simdplan.plan(PANDA, None, start, goal_pose=far, ik_solutions=0)
 
 
+@pytest.mark.parametrize("kwargs, named", [
+    ({"goal_mask": "bogus"}, "goal_mask applies"),
+    ({"goal_mask": None, "ik_solutions": -3, "goal_link": "nope"}, "goal_link, ik_solutions apply"),
+    ({"ik_solutions": 1}, "ik_solutions applies"),
+])
+def test_pose_goal_options_with_joint_goals_are_refused(kwargs, named):
+    start = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    with pytest.raises(ValueError, match=f"{named} to pose goals .goal_pose. only"):
+        simdplan.plan(PANDA, None, start, [start], **kwargs)
+
+
 BOOKSHELF = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
 
 
@@ -402,6 +413,32 @@ def test_pose_planning_keeps_its_time_limit_and_refuses_a_bad_start():
     _, request = UR5.ik_request("tool0")
     with pytest.raises(ValueError, match="another robot"):
         PANDA.core.ik(simdplan.Environment().compiled(), request, [goal], 0, 0.0)
+
+
+@pytest.mark.parametrize("planner", ["rrtc", "prm", "ompl:RRTConnect"])
+def test_an_invalid_start_is_refused_whether_or_not_the_pose_is_reachable(planner):
+    if planner.startswith("ompl:"):
+        pytest.importorskip("ompl")
+    robot, env = BOOKSHELF.robot, BOOKSHELF.env
+    reachable = urdf_link_pose(robot, BOOKSHELF.goals[0], "panda_grasptarget")
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    crash = BOOKSHELF.start.copy()
+    crash[1] = robot.upper[1] + 0.1
+    for goal in (reachable, far):
+        with pytest.raises(InvalidProblemError, match="start is invalid: joint panda_joint2"):
+            simdplan.plan(robot, env, crash, goal_pose=goal, goal_link="panda_grasptarget", planner=planner,
+                          time_limit=1.0)
+    if planner == "rrtc":  # plan_many's pose tasks as well
+        scene = dataclasses.replace(BOOKSHELF, start=crash, goals=np.zeros((0, robot.dof)), goal_poses=[far],
+                                    goal_link="panda_grasptarget", goal_mask=None)
+        (res,) = simdplan.plan_many([scene], workers=1)
+        assert res.error == "InvalidProblemError" and "start is invalid" in res.message
+    # a start just outside a limit is still moved onto it, not refused
+    near = BOOKSHELF.start.copy()
+    near[0] = robot.upper[0] + 1e-6
+    res = simdplan.plan(robot, env, near, goal_pose=far, planner=planner, time_limit=0.2)
+    assert not res.success and "no collision-free IK solution" in res.message
 
 
 def test_certified_pose_plans_prove_their_edges():
