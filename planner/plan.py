@@ -169,13 +169,15 @@ def _clamp_note(robot, before: np.ndarray, after: np.ndarray, moved: np.ndarray)
 
 
 def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None, goal_link: str | None = None,
-         goal_mask=None, ik_solutions: int = DEFAULT_IK_SOLUTIONS, **settings) -> PlanResult:
+         goal_mask=None, ik_solutions: int | None = None, **settings) -> PlanResult:
     """Plan a collision-free path from ``start`` to any of ``goals``, or to a pose.
 
     Pose goals: ``goal_pose`` (one pose, a 4x4 world matrix or (position, quaternion [x, y, z, w]),
     or a list of them) instead of ``goals``: the plan goes to IK solutions of ``goal_link`` (default:
     Robot.ik's) at any of the poses, ``goal_mask`` as Robot.ik's mask, up to ``ik_solutions`` per pose
-    (simdplan.planner.pose_goals: stats["goal_pose_index"], ["goal_configurations"], ["ik_time_ns"]).
+    (default 1; simdplan.planner.pose_goals: stats["goal_pose_index"], ["goal_configurations"],
+    ["ik_time_ns"]). These three apply to pose goals only: given with ``goals`` they are refused
+    (ValueError), as a scene file refuses goal_link and goal_mask beside joint goals.
 
     robot: simdplan.Robot. env: simdplan.Environment or None. start: (dof,). goals: (dof,) or
     (m, dof); the path ends at whichever goal is reached (``stats["goal_index"]``). planner:
@@ -197,13 +199,20 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
         raise ValueError("give goals (configurations) or goal_pose (poses), not both")
     if goal_pose is None and goals is None:
         raise ValueError("plan needs goals (configurations) or goal_pose (a pose or a list of poses)")
+    if goal_pose is None:
+        given = [k for k, v in (("goal_link", goal_link), ("goal_mask", goal_mask), ("ik_solutions", ik_solutions))
+                 if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to pose goals "
+                             "(goal_pose) only; this plan has joint goals")
     check_types(robot, env)
     s = validated_settings(planner, settings)
     warn_ignored(s, settings)
     check_settings_range(s, robot)
     if goal_pose is not None:
-        n = as_int(ik_solutions, "ik_solutions", 1, 10_000)
+        n = as_int(DEFAULT_IK_SOLUTIONS if ik_solutions is None else ik_solutions, "ik_solutions", 1, 10_000)
         if s.planner.startswith("ompl:"):  # planners outside the core: IK and planning called in turn
+            check_pose_start(robot, env, problem_arrays(robot, start, np.zeros((1, robot.dof)))[0], s)
             return plan_to_poses(plan, robot, env, start, pose_list(goal_pose), s, goal_link, goal_mask, n, settings)
     # one snapshot of env for the whole call: point-cloud trees fitted to this robot's radii (built
     # once), nearest-point trees for certified Link
@@ -256,6 +265,9 @@ def pose_result(call, s: PlannerSettings, robot, env, start, n_poses: int, warn:
     with validated settings ``s``; refusals worded as core_output words them."""
     out, start, goals, note = core_output(call, robot, env, start, None, s.padding, s.limit_tolerance, warn)
     if out["planned_rounds"] == 0:
+        # the core checks the start when it plans, and it did not (no IK solution): an invalid start
+        # is refused all the same, as it is when a solution was found
+        check_pose_start(robot, env, start, s)
         result = no_ik_solution(robot, s.planner, n_poses, out["stopped"])
     else:
         result = with_clamp_note(to_result(out, s, robot, start, goals, env), note)
@@ -266,6 +278,18 @@ def pose_result(call, s: PlannerSettings, robot, env, start, n_poses: int, warn:
     st["ik_time_ns"] = int(out["ik_time_ns"])
     st["ik_solutions"] = len(goals)
     return result
+
+
+def check_pose_start(robot, env, start, s: PlannerSettings) -> None:
+    """InvalidProblemError for an invalid ``start`` (shaped and wrapped by problem_arrays) of a
+    pose-goal plan with validated settings ``s``, after moving values within the limit tolerance
+    onto their limits as the core does."""
+    no_goals = np.zeros((0, robot.dof))
+    start, _, _ = _clamped(robot, start, no_goals, s.limit_tolerance, None)
+    if not np.isfinite(start).all():
+        raise ValueError("start and goals must be finite")
+    if not robot.is_valid(start, env, s.padding):
+        _raise_invalid(robot, env, 0, start, no_goals, s.padding)
 
 
 def check_types(robot, env) -> None:

@@ -36,6 +36,7 @@ import time
 import numpy as np
 
 from simdplan.planner.result import PlanResult
+from simdplan.robots.ik import DEFAULT_MAX_ATTEMPTS
 
 # IK rounds at most: a plan that finds no path to the first solutions asks for new ones this often
 IK_ROUNDS = 5
@@ -75,9 +76,11 @@ def plan_to_poses(plan, robot, env, start, poses: list, s, link, mask, ik_soluti
         if left is not None and left <= 0 and result is not None:
             break
         t_ik = time.perf_counter_ns()
-        # every pose in one core call (ik_many shares the lanes among them), half the time left for IK
+        # every pose in one core call (ik_many shares the lanes among them), half the time left for IK;
+        # restarts capped as the core's rounds cap them (Robot.ik_request), time limit or not
         opts = dict(n_solutions=ik_solutions << round_, seed=seed + ROUND_SEED_STEP * round_, mask=mask,
-                    padding=padding, time_limit=None if left is None else max(left / 2, 1e-4))
+                    padding=padding, time_limit=None if left is None else max(left / 2, 1e-4),
+                    max_attempts=DEFAULT_MAX_ATTEMPTS)
         found = robot.ik_many(poses, link, env, **opts)
         for k, res in enumerate(found):
             goals.extend(res.solutions)

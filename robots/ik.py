@@ -9,8 +9,13 @@ the URDF's) before it is kept: its ``errors`` are that check's.
 
 Poses are world frames: a (4, 4) matrix, or ``(position, quaternion)`` with the quaternion
 ``[x, y, z, w]`` (unit). Tolerances: metres for position, radians for the angle of the rotation
-left. ``mask``: None (the whole pose), "position" (orientation free), or "free_x" / "free_y" /
-"free_z" (rotation about that axis of the link frame free, as for a symmetric gripper).
+left. ``mask``: None or "pose" (the whole pose), "position" (orientation free), or "free_x" /
+"free_y" / "free_z" (rotation about that axis of the link frame free, as for a symmetric gripper).
+
+When to stop: after ``n_solutions`` solutions, or else, with a ``time_limit``, when it passes (the
+restarts go on until then), or, without one, after ``max_attempts`` restarts per pose (default
+DEFAULT_MAX_ATTEMPTS: an unreachable pose fails within milliseconds). A ``max_attempts`` given with a
+``time_limit`` applies too: whichever comes first. ``IKResult.stopped`` says which cut the search.
 
 The default ``link`` is the robot's end: the link that starts the last body of its only chain (the
 child link of the last moving joint, e.g. panda_link7, ur5's wrist_3_link); robots with several ends
@@ -27,18 +32,23 @@ import numpy as np
 from simdplan.transforms import quat_to_matrix
 from simdplan.validation import as_int, as_number
 
-MASKS = {None: (0, 2), "position": (1, 2), "free_x": (2, 0), "free_y": (2, 1), "free_z": (2, 2)}
+# "pose" is None's name where a mask is written (scene files, simdplan ik --mask)
+MASKS = {None: (0, 2), "pose": (0, 2), "position": (1, 2), "free_x": (2, 0), "free_y": (2, 1), "free_z": (2, 2)}
 MASK_NAMES = tuple(m for m in MASKS if m is not None)  # the masks a file or command line names
 # default tolerances: metres, and radians of the rotation left
 POSITION_TOLERANCE, ORIENTATION_TOLERANCE = 1e-4, 1e-3
-# iterations per restart at most, and restarts at most when no time limit is given: an unreachable
-# pose fails after this many (a few milliseconds, 64,000 lane iterations).
+# iterations per restart at most, and restarts per pose at most when neither a time limit nor
+# max_attempts is given: an unreachable pose fails after this many (a few milliseconds, 64,000 lane
+# iterations).
 # PERF: a restart that has not converged in 16 iterations seldom does later; cutting it then and
 # starting another took 38% fewer solver iterations than 64 (exact counts: reachable poses of panda,
 # ur5, iiwa, 200 each, and 140 MotionBenchMaker hand poses in their scenes, two seed sets; every pose
 # solved; 8 left some unsolved). Mobile manipulator: median 107 -> 60 us, 300 poses.
 ATTEMPT_ITERATIONS = 16
 DEFAULT_MAX_ATTEMPTS = 4000
+# max_attempts's largest value, and the cap the core is given when only a time limit stops the search
+# (the core counts restarts in 64 bits; none reaches this)
+MAX_ATTEMPTS = 10**12
 # two solutions closer than this (joint-space distance) count as one
 DISTINCT = 1e-2
 
@@ -49,7 +59,8 @@ class IKResult:
     ``success``: at least one; ``errors`` (k, 2): position error (m) and angle error (rad, of what
     the mask constrains) of each, by forward kinematics in double arithmetic; ``time_ns`` for the whole call;
     ``link``: the link placed; ``attempts``: restarts begun; ``colliding``: converged restarts
-    refused as in collision; ``stopped``: "time_limit" if the time limit cut the search, else ""."""
+    refused as in collision; ``stopped``: why fewer than n_solutions were found, "time_limit" (the
+    time limit passed) or "attempts" (max_attempts restarts were spent); "" when all were found."""
 
     solutions: np.ndarray
     success: bool
@@ -169,26 +180,39 @@ def _checked_options(robot, program, link, n_solutions, position_tolerance, orie
         "pos_tol": as_number(position_tolerance, "position_tolerance", 0.0, upper=10.0),
         "ori_tol": as_number(orientation_tolerance, "orientation_tolerance", 0.0, upper=np.pi),
         "n_solutions": as_int(n_solutions, "n_solutions", 1, 10_000),
-        "max_attempts": as_int(max_attempts, "max_attempts", 1, 10**9), "attempt_iters": ATTEMPT_ITERATIONS,
+        "max_attempts": as_int(max_attempts, "max_attempts", 1, MAX_ATTEMPTS), "attempt_iters": ATTEMPT_ITERATIONS,
         "min_distance": DISTINCT, "padding": float(padding), "seeds": rows}
 
 
 def solve(robot, program, model, env_model, poses, link=None, *, n_solutions: int = 1, seed: int = 0,
           position_tolerance: float = POSITION_TOLERANCE, orientation_tolerance: float = ORIENTATION_TOLERANCE,
           mask=None, time_limit: float | None = None, padding: float = 0.0, seeds=None,
-          max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> list[IKResult]:
+          max_attempts: int | None = None) -> list[IKResult]:
     """Robot.ik's and Robot.ik_many's work, one core call for every pose of ``poses`` (the lanes
     shared among them; pose i seeded from seed + i and the pose): ``program`` and ``model`` are the
-    robot's kinematic program and core model, ``env_model`` the compiled environment."""
+    robot's kinematic program and core model, ``env_model`` the compiled environment. ``time_limit``
+    (s; None or 0: none) counts from this call's start; ``max_attempts`` None: DEFAULT_MAX_ATTEMPTS
+    without a time limit, no cap with one (see the module docstring)."""
     t0 = time.perf_counter_ns()
+    limit = 0.0 if time_limit is None else as_number(time_limit, "time_limit", 0.0, allow_zero=True)
+    seed = as_int(seed, "seed", 0, 2**64 - 1)
+    if max_attempts is None:
+        max_attempts = DEFAULT_MAX_ATTEMPTS if limit == 0.0 else MAX_ATTEMPTS
     targets = [parse_pose(p) for p in poses]
     link, req = request(robot, program, model, link, n_solutions, position_tolerance, orientation_tolerance, mask,
                         padding, seeds, max_attempts)
-    limit = 0.0 if time_limit is None else as_number(time_limit, "time_limit", 0.0, allow_zero=True)
+    if limit > 0.0:
+        # the core's clock starts when it is called: what reading the poses took comes off its share
+        # (at least 1 ns: 0 would mean no limit)
+        limit = max(limit - (time.perf_counter_ns() - t0) * 1e-9, 1e-9)
     # the core kept only solutions its double-arithmetic forward kinematics places within the
     # tolerances (and free of collision by the kernels is_valid uses)
-    outs = model.ik(env_model, req, targets, int(seed) & (2**64 - 1), limit)
+    outs = model.ik(env_model, req, targets, seed, limit)
+    wanted = int(n_solutions)  # checked by request
     # the call's time shared evenly: the poses were solved in one go
     per = (time.perf_counter_ns() - t0) // max(len(targets), 1)
-    return [IKResult(solutions, len(solutions) > 0, errors, per, link, begun, colliding, stopped)
+    # the core says "time_limit" when the deadline cut a pose short; a pose left short without it ran
+    # out of restarts
+    return [IKResult(solutions, len(solutions) > 0, errors, per, link, begun, colliding,
+                     stopped or ("attempts" if len(solutions) < wanted else ""))
             for solutions, errors, begun, _, colliding, stopped in outs]

@@ -390,29 +390,33 @@ class Robot:
     def ik(self, pose, link: str | None = None, env: Environment | None = None, *, n_solutions: int = 1,
            seed: int = 0, position_tolerance: float = POSITION_TOLERANCE,
            orientation_tolerance: float = ORIENTATION_TOLERANCE, mask=None,
-           time_limit: float | None = None, padding: float = 0.0, seeds=None):
+           time_limit: float | None = None, padding: float = 0.0, seeds=None, max_attempts: int | None = None):
         """Joint configurations putting ``link`` at ``pose`` (world; a 4x4 matrix or (position,
-        quaternion [x, y, z, w])): an IKResult (.solutions (k, dof), .success, .errors, .time_ns).
-        Solutions are inside the limits, free of self-collision and of ``env`` (with ``padding``),
-        and within the tolerances (m, rad) by float64 forward kinematics. ``mask``: None, "position",
-        "free_x", "free_y" or "free_z". ``seeds``: (m, dof) first guesses. ``time_limit`` (s) bounds
-        the search; without it an unreachable pose fails after ik.DEFAULT_MAX_ATTEMPTS restarts.
-        Details and the default link: simdplan.robots.ik."""
+        quaternion [x, y, z, w])): an IKResult (.solutions (k, dof), .success, .errors, .time_ns,
+        .stopped). Solutions are inside the limits, free of self-collision and of ``env`` (with
+        ``padding``), and within the tolerances (m, rad) by float64 forward kinematics. ``mask``:
+        None or "pose", "position", "free_x", "free_y" or "free_z". ``seeds``: (m, dof) first guesses.
+        ``seed``: an integer in [0, 2**64). The search stops at ``n_solutions`` solutions, or else:
+        with ``time_limit`` (s, from the call's start) when it passes, restarting until then; without
+        one after ``max_attempts`` restarts (default ik.DEFAULT_MAX_ATTEMPTS, so an unreachable pose
+        fails in milliseconds); ``max_attempts`` given with ``time_limit``: whichever comes first.
+        ``.stopped`` says which ("time_limit", "attempts"). Details and the default link: simdplan.robots.ik."""
         if padding != 0.0:
             padding = check_padding(padding)
         return solve_ik(self, self._program, self._model, self._env_model(env, padding), [pose], link,
                         n_solutions=n_solutions, seed=seed, position_tolerance=position_tolerance,
                         orientation_tolerance=orientation_tolerance, mask=mask, time_limit=time_limit,
-                        padding=padding, seeds=seeds)[0]
+                        padding=padding, seeds=seeds, max_attempts=max_attempts)[0]
 
     def ik_many(self, poses, link: str | None = None, env: Environment | None = None, *, seed: int = 0,
                 padding: float = 0.0, **kwargs) -> list:
         """``ik`` for every pose of ``poses`` (a sequence of poses, or (n, 4, 4)) in one core call, the
-        same options (``ik``'s keywords; ``time_limit`` bounds the whole batch). The SIMD lanes are
-        shared among the poses: a lane whose restart failed tries its pose again, one whose pose is
-        solved takes up the next pose, so none keeps working on a solved pose. Pose i draws its restarts
-        from seed + i and the pose itself; results are deterministic but not those of ``ik`` one pose
-        at a time."""
+        same options (``ik``'s keywords; ``time_limit`` bounds the whole batch's search, from the
+        call's start, and ``max_attempts`` counts per pose). The SIMD lanes are shared among the
+        poses: a lane whose restart failed tries its pose again, one whose pose is solved takes up the
+        next pose, so none keeps working on a solved pose. Pose i draws its restarts from seed + i and
+        the pose itself; results are deterministic but not those of ``ik`` one pose at a time. Making
+        the results comes after the time limit: a few microseconds per pose."""
         if padding != 0.0:
             padding = check_padding(padding)
         return solve_ik(self, self._program, self._model, self._env_model(env, padding), poses, link,

@@ -139,7 +139,11 @@ class Scene:
 
     @property
     def goal(self) -> np.ndarray:
-        """The first goal, (dof,) float64."""
+        """The first goal, (dof,) float64. ValueError for a scene with goal poses (it has none)."""
+        if len(self.goals) == 0:
+            raise ValueError(f"scene {self.name or self.path or 'unnamed'!r} has goal poses, not goal configurations: "
+                             f"see scene.goal_poses ({len(self.goal_poses)} world poses of goal_link), and "
+                             "result.stats['goal_configurations'] of a plan to them")
         return self.goals[0]
 
     def __repr__(self) -> str:

@@ -6,9 +6,11 @@ Most tests call ``cli.main(argv)`` in-process; a few run ``python -m simdplan`` 
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -462,3 +464,61 @@ def test_bench_robots_by_family_pairs_problems_per_family():
     assert f["box"]["ours_iterations"] == 4.0 and f["box"]["theirs_us_per_iteration"] == 2.0
     assert f["cage"]["n"] == 1 and f["cage"]["ratio_median"] == 2.0 and f["cage"]["theirs_us_per_iteration"] == 50.0
     assert by_family([rec("box", 1.0, 1, ok=False)], [rec("box", 1.0, 1)]) == {}
+
+
+# ----------------------------------------------------------------------------- ik
+
+IK_POSE = ["--pose", "0.4", "0.1", "0.5", "1", "0", "0", "0"]
+IK_FAR = ["--pose", "3", "0", "0.5", "0", "0", "0", "1"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["ur5", "--srdf", "/nonexistent.srdf"], ["--srdf /nonexistent.srdf: no such file"]),
+    (["ur5", "--srdf", __file__], ["--srdf goes with a URDF file"]),
+    (["panda_table", "--srdf", __file__], ["--srdf goes with a URDF file"]),
+    (["pandaa"], ["examples: panda_bookshelf", "robots: panda, ur5, iiwa, mobile_manipulator, dual_arm"]),
+    (["dual_arm"], ["has 2 ends", "pass --link"]),
+    (["panda", "--solutions", "0"], ["--solutions must be in [1, 10000], got 0"]),
+    (["panda", "--seed", "-1"], ["--seed must be in [0, "]),
+    (["panda", "--max-attempts", "0"], ["--max-attempts must be in [1, "]),
+    (["panda", "--time-limit", "nan"], ["--time-limit must be finite"]),
+    (["panda", "--position-tolerance", "-1"], ["--position-tolerance must be"]),
+])
+def test_ik_user_errors_name_the_flag(args, words, capsys):
+    assert cli.main(["ik", *args, *IK_POSE]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("simdplan: ") and "\n" not in err and "link=" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_ik_restarts_time_limit_and_mask_flags(capsys):
+    assert cli.main(["ik", "panda", *IK_FAR, "--max-attempts", "40", "--json"]) == 1
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert (doc["attempts"], doc["stopped"]) == (40, "attempts") and "in 40 restarts" in out.err
+    # a time limit alone is not cut short by the default restart cap
+    assert cli.main(["ik", "panda", *IK_FAR, "--time-limit", "0.02", "--json"]) == 1
+    out = capsys.readouterr()
+    assert json.loads(out.out)["stopped"] == "time_limit" and "time limit passed" in out.err
+    assert cli.main(["ik", "panda", *IK_POSE, "--mask", "pose", "--seed", str(2**64 - 1), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["success"] and doc["stopped"] == ""
+
+
+def test_readme_and_module_synopses_of_ik_match_its_parser():
+    from simdplan.cli.ik import MASKS
+
+    parser = cli.build_parser()
+    ik = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["ik"]
+    flags = {o for a in ik._actions for o in a.option_strings if o.startswith("--")} - {"--help", "--debug"}
+    readme = os.path.join(os.path.dirname(__file__), "..", "README.md")
+    with open(readme) as f:
+        readme_text = f.read()
+    for text in (readme_text, cli.__doc__):
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.strip().startswith("simdplan ik "))
+        synopsis = [lines[start]] + [line for line in lines[start + 1:start + 4] if line.strip().startswith("[")]
+        synopsis = " ".join(synopsis)
+        assert set(re.findall(r"--[a-z-]+", synopsis)) == flags, synopsis
+        assert f"--mask {'|'.join(MASKS)}" in synopsis

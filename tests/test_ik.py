@@ -152,6 +152,56 @@ def test_obstacles_are_avoided_and_unreachable_poses_fail_cleanly():
     assert not res.success and res.stopped == "time_limit" and res.time_ns < 0.5e9
 
 
+def test_a_time_limit_lifts_the_restart_cap_and_stopped_says_why():
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    res = PANDA.ik(far, "panda_hand")
+    assert res.attempts == ik_mod.DEFAULT_MAX_ATTEMPTS and res.stopped == "attempts"
+    res = PANDA.ik(far, "panda_hand", max_attempts=50)
+    assert res.attempts == 50 and res.stopped == "attempts"
+    # both given: whichever comes first (here the cap, long before 10 s)
+    res = PANDA.ik(far, "panda_hand", time_limit=10.0, max_attempts=100)
+    assert res.attempts == 100 and res.stopped == "attempts"
+    # a time limit alone: restarts go on until it passes, however many the default cap allows
+    res = PANDA.ik(far, "panda_hand", time_limit=0.02)
+    assert not res.success and res.stopped == "time_limit"
+    (q,) = valid_configs(PANDA, 1, 12)
+    goal = urdf_link_pose(PANDA, q, "panda_hand")
+    res = PANDA.ik(goal, "panda_hand", n_solutions=2, time_limit=10.0, seed=3)
+    assert len(res.solutions) == 2 and res.stopped == ""
+    # ik_many counts restarts per pose
+    both = PANDA.ik_many([goal, far], "panda_hand", max_attempts=30, seed=3)
+    assert both[0].success and both[0].stopped == "" and (both[1].attempts, both[1].stopped) == (30, "attempts")
+    for bad in (0, -1, 1.5, "10", True, ik_mod.MAX_ATTEMPTS + 1):
+        with pytest.raises(ValueError, match="max_attempts"):
+            PANDA.ik(goal, "panda_hand", max_attempts=bad)
+
+
+def test_the_time_limit_counts_from_the_call_start(monkeypatch):
+    """Reading the poses is part of the time limit: when it used the limit up, the search does not
+    get a fresh one."""
+    poses = [urdf_link_pose(UR5, q, "tool0") for q in valid_configs(UR5, 5, 13)]
+    assert all(r.success for r in UR5.ik_many(poses, "tool0", time_limit=0.5))
+    parse = ik_mod.parse_pose
+
+    def slow_parse(pose):
+        time.sleep(0.002)  # 5 poses: twice the limit below
+        return parse(pose)
+
+    monkeypatch.setattr(ik_mod, "parse_pose", slow_parse)
+    results = UR5.ik_many(poses, "tool0", time_limit=0.005)
+    assert all(not r.success and r.stopped == "time_limit" for r in results)
+
+
+def test_pose_is_the_mask_of_the_whole_pose():
+    (q,) = valid_configs(PANDA, 1, 14)
+    goal = urdf_link_pose(PANDA, q, "panda_hand")
+    a = PANDA.ik(goal, "panda_hand", mask="pose", n_solutions=2, seed=5)
+    b = PANDA.ik(goal, "panda_hand", mask=None, n_solutions=2, seed=5)
+    assert a.success and np.array_equal(a.solutions, b.solutions)
+    assert "pose" in ik_mod.MASK_NAMES
+
+
 def test_prismatic_joints_trees_and_a_base_pose():
     mobile = bench_robots.load("mobile_manipulator")
     for q in valid_configs(mobile, 5, 2):
@@ -189,10 +239,23 @@ def test_prismatic_joints_trees_and_a_base_pose():
     (np.eye(4), {"n_solutions": 0}, "n_solutions"),
     (np.eye(4), {"position_tolerance": -1.0}, "position_tolerance"),
     (np.eye(4), {"time_limit": np.nan}, "time_limit"),
+    (np.eye(4), {"seed": 1.7}, "seed must be an integer"),
+    (np.eye(4), {"seed": -1}, r"seed must be in \[0, 18446744073709551615\]"),
+    (np.eye(4), {"seed": 2**64}, "seed must be in"),
+    (np.eye(4), {"seed": "3"}, "seed must be an integer"),
 ])
 def test_bad_poses_and_options_raise_clear_errors(pose, kwargs, match):
     with pytest.raises(ValueError, match=match):
         PANDA.ik(pose, **kwargs)
+
+
+def test_seeds_are_checked_not_wrapped():
+    (q,) = valid_configs(UR5, 1, 15)
+    goal = urdf_link_pose(UR5, q, "tool0")
+    assert UR5.ik(goal, "tool0", seed=2**64 - 1).success and UR5.ik(goal, "tool0", seed=np.uint64(7)).success
+    for bad in (1.7, -1, 2**64):
+        with pytest.raises(ValueError, match="seed"):
+            UR5.ik_many([goal], "tool0", seed=bad)
 
 
 def test_ik_many_shares_the_lanes_among_poses_and_solves_each(isa):
@@ -247,6 +310,17 @@ def test_plan_to_an_unreachable_pose_fails_cleanly_and_bad_calls_are_refused():
         simdplan.plan(PANDA, None, start)
     with pytest.raises(ValueError, match="ik_solutions"):
         simdplan.plan(PANDA, None, start, goal_pose=far, ik_solutions=0)
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"goal_mask": "bogus"}, "goal_mask applies"),
+    ({"goal_mask": None, "ik_solutions": -3, "goal_link": "nope"}, "goal_link, ik_solutions apply"),
+    ({"ik_solutions": 1}, "ik_solutions applies"),
+])
+def test_pose_goal_options_with_joint_goals_are_refused(kwargs, named):
+    start = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7])
+    with pytest.raises(ValueError, match=f"{named} to pose goals .goal_pose. only"):
+        simdplan.plan(PANDA, None, start, [start], **kwargs)
 
 
 BOOKSHELF = simdplan.scenes.load(simdplan.scenes.example("panda_bookshelf"))
@@ -339,6 +413,32 @@ def test_pose_planning_keeps_its_time_limit_and_refuses_a_bad_start():
     _, request = UR5.ik_request("tool0")
     with pytest.raises(ValueError, match="another robot"):
         PANDA.core.ik(simdplan.Environment().compiled(), request, [goal], 0, 0.0)
+
+
+@pytest.mark.parametrize("planner", ["rrtc", "prm", "ompl:RRTConnect"])
+def test_an_invalid_start_is_refused_whether_or_not_the_pose_is_reachable(planner):
+    if planner.startswith("ompl:"):
+        pytest.importorskip("ompl")
+    robot, env = BOOKSHELF.robot, BOOKSHELF.env
+    reachable = urdf_link_pose(robot, BOOKSHELF.goals[0], "panda_grasptarget")
+    far = np.eye(4)
+    far[:3, 3] = [3.0, 0.0, 0.5]
+    crash = BOOKSHELF.start.copy()
+    crash[1] = robot.upper[1] + 0.1
+    for goal in (reachable, far):
+        with pytest.raises(InvalidProblemError, match="start is invalid: joint panda_joint2"):
+            simdplan.plan(robot, env, crash, goal_pose=goal, goal_link="panda_grasptarget", planner=planner,
+                          time_limit=1.0)
+    if planner == "rrtc":  # plan_many's pose tasks as well
+        scene = dataclasses.replace(BOOKSHELF, start=crash, goals=np.zeros((0, robot.dof)), goal_poses=[far],
+                                    goal_link="panda_grasptarget", goal_mask=None)
+        (res,) = simdplan.plan_many([scene], workers=1)
+        assert res.error == "InvalidProblemError" and "start is invalid" in res.message
+    # a start just outside a limit is still moved onto it, not refused
+    near = BOOKSHELF.start.copy()
+    near[0] = robot.upper[0] + 1e-6
+    res = simdplan.plan(robot, env, near, goal_pose=far, planner=planner, time_limit=0.2)
+    assert not res.success and "no collision-free IK solution" in res.message
 
 
 def test_certified_pose_plans_prove_their_edges():

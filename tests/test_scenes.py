@@ -144,6 +144,38 @@ def test_examples_and_saved_files_validate_against_the_schema(tmp_path):
         assert not validator.is_valid(bad)
 
 
+POSE_GOAL_SCENE = """robot: panda
+start: [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
+goal_pose: {position: [0.4, 0.1, 0.5], quat: [1, 0, 0, 0]}
+goal_link: panda_hand
+"""
+
+
+@pytest.mark.parametrize("mask", ["pose", "position", "free_x", "free_y", "free_z"])
+def test_scene_files_take_the_masks_simdplan_ik_takes(tmp_path, mask):
+    from simdplan.cli.ik import MASKS as CLI_MASKS
+
+    assert mask in CLI_MASKS
+    with open(sc.SCHEMA_PATH) as f:
+        assert json.load(f)["properties"]["goal_mask"]["enum"] == list(CLI_MASKS)
+    path = tmp_path / "pose.yaml"
+    path.write_text(POSE_GOAL_SCENE + f"goal_mask: {mask}\n")
+    scene = sc.load(path)
+    assert scene.goal_mask == mask and sc.load(sc.save(scene, tmp_path / "again.yaml")).goal_mask == mask
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(sc.SCHEMA_PATH) as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(yaml.safe_load(path.read_text()))
+
+
+def test_goal_of_a_pose_goal_scene_says_where_its_goals_are(tmp_path):
+    path = tmp_path / "pose.yaml"
+    path.write_text(POSE_GOAL_SCENE)
+    scene = sc.load(path)
+    with pytest.raises(ValueError, match=r"has goal poses, not goal configurations: see scene.goal_poses"):
+        scene.goal
+    assert example_scene("panda_table").goal.shape == (7,)
+
+
 # ----------------------------------------------------------------------------- round trips
 
 

@@ -11,7 +11,9 @@
                        [--vamp-sampler halton|uniform]
     simdplan bench robots [--robots NAME,...] [--families NAME,...] [--problems N] [--seed N] [--time-limit S]
                           [--pointcloud [N]] [--link certified|discrete|both] [--vamp auto|on|off] [--json OUT]
-    simdplan ik SCENE_OR_ROBOT --pose X Y Z QX QY QZ QW [--link L] [--mask M] [--solutions N] [--json]
+    simdplan ik SCENE_OR_ROBOT --pose X Y Z QX QY QZ QW [--link L] [--mask pose|position|free_x|free_y|free_z]
+                [--solutions N] [--seed N] [--time-limit S] [--max-attempts K] [--position-tolerance M]
+                [--orientation-tolerance RAD] [--srdf SRDF] [--json]
     simdplan info [--json]
 
 SCENE is a scene file (YAML/JSON, see simdplan.scenes) or the name of a shipped example scene
@@ -150,7 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--solutions", type=int, default=1, metavar="N", help="distinct solutions wanted (default 1)")
     k.add_argument("--seed", type=int, default=0, help="random seed of the restarts (default 0)")
     k.add_argument("--time-limit", type=float, metavar="S",
-                   help=f"seconds at most (default: {DEFAULT_MAX_ATTEMPTS} restarts at most)")
+                   help="restart until N solutions are found or S seconds have passed (default or 0: no time "
+                        "limit, --max-attempts restarts at most)")
+    k.add_argument("--max-attempts", type=int, metavar="K",
+                   help=f"restarts at most (default {DEFAULT_MAX_ATTEMPTS} without --time-limit, none with it)")
     k.add_argument("--position-tolerance", type=float, default=POSITION_TOLERANCE, metavar="M",
                    help=f"metres (default {POSITION_TOLERANCE:g})")
     k.add_argument("--orientation-tolerance", type=float, default=ORIENTATION_TOLERANCE, metavar="RAD",
