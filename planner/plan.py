@@ -226,12 +226,18 @@ def plan(robot, env, start, goals=None, planner: str = "rrtc", *, goal_pose=None
         start, goals, note = _clamped(robot, start, goals, s.limit_tolerance, stacklevel=2)
         _check_valid(robot, env, start, goals, s.padding, model)
         # the core's refusal of ends certified Link cannot prove an edge from or to (planning.cc)
-        which = _core.unprovable_ends(robot.core, model, start, goals, s.padding) if s.link == "certified" else ""
-        if which:
-            refused = ompl_refusal(robot, s, unprovable_note(which, robot, env, start, goals, s.padding))
-            refused.stats["unprovable"] = which
-            return with_clamp_note(refused, note)
-        return with_clamp_note(plan_ompl(robot, env, start, goals, s), note)
+        if s.link == "certified":
+            which, step = _core.unprovable_ends(robot.core, model, start, goals, s.padding, s.min_step)
+            if which:
+                refused = ompl_refusal(robot, s, unprovable_note(which, robot, env, start, goals, s))
+                refused.stats["unprovable"] = which
+                return with_clamp_note(refused, note)
+            if step < s.min_step:  # an end near contact: its edges need shorter stretches (unprovable_ends)
+                s = dataclasses.replace(s, min_step=step)
+        result = plan_ompl(robot, env, start, goals, s)
+        if s.link == "certified":
+            result.stats["min_step"] = s.min_step
+        return with_clamp_note(result, note)
     core = to_core(s, robot)
     out, start, goals, note = core_output(lambda: _core.plan(robot.core, model, s.planner, start, goals, core),
                                           robot, env, start, goals, s.padding, s.limit_tolerance)
@@ -341,28 +347,43 @@ def to_result(out: dict, s: PlannerSettings, robot, start, goals, env) -> PlanRe
     elif out.get("unprovable"):
         path = np.zeros((0, robot.dof))
         stats["unprovable"] = out["unprovable"]
-        notes.append(unprovable_note(out["unprovable"], robot, env, start, goals, s.padding))
+        notes.append(unprovable_note(out["unprovable"], robot, env, start, goals, s))
     else:
         path = np.zeros((0, robot.dof))
         notes.append(f"no path found within {stats['iterations']} iterations"
-                     + (f" / {s.time_limit:g} s" if s.time_limit > 0 else ""))
+                     + (f" / {s.time_limit:g} s" if s.time_limit > 0 else "") + undecided_note(stats, s))
+    if s.link != "certified":
+        stats.pop("min_step", None)  # discrete Link has no give-up length
     message = "; ".join(notes)
     stats["waypoints"] = len(path)
     return PlanResult(bool(out["success"]), path, stats, s.planner, robot.joint_names, message,
                       context=PlanContext(robot, env, s.link, s.padding, s.resolution))
 
 
-def unprovable_note(which: str, robot, env, start, goals, padding: float) -> str:
-    """Why a certified plan was refused at once: the start, or every goal, lies within the
-    certificate's margin of contact, where no edge can be proven (_core.unprovable_ends)."""
-    margin_mm = _core.certify_margin * 1e3
+def unprovable_note(which: str, robot, env, start, goals, s: PlannerSettings) -> str:
+    """Why a certified plan was refused at once: the start, or every goal, is so near contact that
+    edges out of it would need stretches shorter than certified Link ever tries
+    (_core.unprovable_ends: within margin + min(min_step, floor) x the robot's speed of an obstacle)."""
+    floor = min(s.min_step, _core.min_step_floor)
+    reach_mm = (_core.certify_margin + floor * _core.certify_end_speed(robot.core)) * 1e3
     if which == "start":
-        what, gap = "out of the start: its clearance", robot.clearance(start, env, padding)
+        what, gap = "out of the start: its clearance", robot.clearance(start, env, s.padding)
     else:
-        what, gap = "into any goal: their largest clearance", max(robot.clearance_many(goals, env, padding))
-    return (f"certified Link cannot prove any motion {what} ({gap * 1e3:.4f} mm) is within the certificate's "
-            f"margin ({margin_mm:g} mm) of contact; plan with link=\"discrete\", or from and to "
-            "configurations farther from obstacles")
+        what, gap = "into any goal: their largest clearance", max(robot.clearance_many(goals, env, s.padding))
+    return (f"certified Link cannot prove any motion {what} ({gap * 1e3:.4f} mm) is within {reach_mm:.4f} mm of "
+            f"contact (the certificate's margin, {_core.certify_margin * 1e3:g} mm, plus how far this robot's "
+            f"spheres can move in its shortest stretch, {floor:g} rad; twice that from another link); plan with "
+            'link="discrete", or from and to configurations farther from obstacles')
+
+
+def undecided_note(stats: dict, s: PlannerSettings) -> str:
+    """What a failed certified plan adds to its message when edges were refused as undecided."""
+    n = stats.get("edges_undecided", 0)
+    if s.link != "certified" or not n:
+        return ""
+    return (f"; {n} edge(s) could not be proven free (undecided: stretches shorter than min_step "
+            f"{stats.get('min_step', s.min_step):g} near contact); a smaller min_step or link=\"discrete\" may find "
+            "a path")
 
 
 # what a PlanResult message says when interpolation was asked for and not done (the CLI shows it)

@@ -506,6 +506,12 @@ def test_certified_simplified_paths_are_free_everywhere(name):
                 assert _dense_free(robot, scene.env, a, b, n=2000)
 
 
+def end_threshold(robot) -> float:
+    """Clearance (m) below which certified Link refuses an end: edges out of it would need stretches
+    shorter than the floor (planning.cc, unprovable_ends)."""
+    return simdplan._core.certify_margin + simdplan._core.min_step_floor * simdplan._core.certify_end_speed(robot.core)
+
+
 def test_certified_plan_refuses_ends_within_the_margin_at_once():
     # No stretch out of a configuration within kCertifyMargin of contact can be proven, so a certified
     # plan from such a start, or to goals that are all such, is refused at once and says why.
@@ -523,15 +529,18 @@ def test_certified_plan_refuses_ends_within_the_margin_at_once():
         assert res.stats["iterations"] == 0 and res.stats["unprovable"] == which
         many = simdplan.plan_many([(robot, env, start, goals)], link="certified", time_limit=0)[0]
         assert not many.success and many.message == res.message
-    # the ends' clearances are measured only up to twice the margin: just past the margin, an end is
-    # not refused at once (the certificate may still give up on its edges later)
-    for gap in (1.05, 1.5, 1.95, 2.5):
+    # just past the threshold (the margin plus how far the robot moves in the shortest stretch
+    # certified Link tries), an end is not refused, and its edges are proven with shorter stretches
+    threshold = end_threshold(robot)
+    assert simdplan._core.certify_margin < threshold < 1.2 * simdplan._core.certify_margin
+    for gap in (1.1, 1.5, 1.95, 2.5):
         near = Environment()
-        near.add_sphere([0.5, 0.03 + gap * simdplan._core.certify_margin, 0.0], 0.02)
-        assert robot.clearance([0.5], near) > simdplan._core.certify_margin
+        near.add_sphere([0.5, 0.03 + gap * threshold, 0.0], 0.02)
+        assert robot.clearance([0.5], near) > threshold
         for start, goals in (([0.0], [[0.5]]), ([0.5], [[-0.5]])):
             res = simdplan.plan(robot, near, start, goals, link="certified", time_limit=0, max_iterations=50)
             assert "unprovable" not in res.stats, (gap, start, res.message)
+            assert res.success and res.stats["min_step"] < 1e-3 and res.stats["edges_undecided"] == 0, res.message
     # another goal with room: planned to that one
     res = simdplan.plan(robot, env, [0.0], [[0.5], [-0.5]], link="certified", time_limit=0)
     assert res.success and res.stats["goal_index"] == 1 and "unprovable" not in res.stats
@@ -539,6 +548,78 @@ def test_certified_plan_refuses_ends_within_the_margin_at_once():
     res = simdplan.plan(robot, env, [0.0], [[0.5]], planner="ompl:RRTConnect", link="certified", time_limit=0.5)
     assert not res.success and "into any goal" in res.message and res.stats["iterations"] == 0
     assert res.stats["unprovable"] == "goals"
+
+
+def xy_robot():
+    """Two prismatic joints (x, y) carrying one 5 cm sphere."""
+    b = sp_robots.RobotBuilder("xy")
+    b.link("base")
+    b.link("mid")
+    b.link("tool", spheres=[[0, 0, 0, 0.05]])
+    b.joint("x", "prismatic", "base", "mid", axis=(1, 0, 0), limits=(-1, 1))
+    b.joint("y", "prismatic", "mid", "tool", axis=(0, 1, 0), limits=(-1, 1))
+    return b.build()
+
+
+@pytest.mark.parametrize("off", [1.5e-5, 2.5e-5, 3e-5, 4e-5, 1e-4])
+def test_certified_ends_near_contact_are_planned_or_refused_at_once(off):
+    # Between the margin and about 0.05 mm of contact, every edge out of the start was undecided at the
+    # default min_step, and the planner spun until its time limit. Now such an end is planned with
+    # stretches short enough to prove edges that do not head into the obstacle, or refused at once
+    # (closer than end_threshold), naming the fix.
+    robot = xy_robot()
+    env = Environment()
+    env.add_box([0.5, 0.0, 0.0], half_extents=[0.1, 0.1, 0.1])  # face at x = 0.4; the sphere touches at x = 0.35
+    start, goal = np.array([0.35 - off, 0.0]), np.array([-0.5, 0.3])
+    res = simdplan.plan(robot, env, start, goal, seed=1, time_limit=5.0)
+    assert res.stats["stopped"] == "" and res.stats["iterations"] < 1000, res.message
+    if robot.clearance(start, env) <= end_threshold(robot):
+        assert not res.success and res.stats["unprovable"] == "start"
+        assert 'link="discrete"' in res.message and "shortest stretch" in res.message, res.message
+        return
+    assert res.success and res.stats["min_step"] <= (off - simdplan._core.certify_margin) * 1.01, res.stats
+    assert simdplan.check_path(robot, env, res.path, start, [goal]).ok
+    # the same for the goal end, and for the reverse problem through plan_many
+    back = simdplan.plan_many([(robot, env, goal, start)], seed=1, time_limit=5.0)[0]
+    assert back.success and back.stats["stopped"] == "" and simdplan.check_path(robot, env, back.path, goal, [start]).ok
+
+
+def test_a_pose_goal_plan_from_a_start_near_contact_does_not_spin():
+    # the pose-goal rounds plan through the same checks: a start 0.03 mm from the table was planned
+    # for 1,000,000 iterations and said "no path found"
+    scene = simdplan.scenes.load(simdplan.scenes.example("panda_table"))
+    robot, env = scene.robot, scene.env
+    rng = np.random.default_rng(5)
+    while True:
+        a, b = rng.uniform(robot.lower, robot.upper, (2, robot.dof))
+        if robot.is_valid(a, env) and not robot.is_valid(b, env):
+            break
+    lo, hi = 0.0, 1.0  # bisect along a -> b to 0.03 mm of contact
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if robot.clearance(a + mid * (b - a), env) > 3e-5 else (lo, mid)
+    start = a + lo * (b - a)
+    assert 2.5e-5 < robot.clearance(start, env) < 3.1e-5
+    pose = robot.link_poses(scene.goals[0])["panda_hand"]
+    res = simdplan.plan(robot, env, start, goal_pose=pose, goal_link="panda_hand", seed=1, time_limit=5.0)
+    assert res.success and res.stats["iterations"] < 10_000, res.message
+    assert simdplan.check_path(robot, env, res.path, start, res.path[-1:]).ok
+
+
+def test_a_certified_plan_that_fails_on_undecided_edges_says_so():
+    # a give-up length far too long for this gap: the edges through it are undecided, and the message
+    # says what to change
+    robot = xy_robot()
+    env = Environment()
+    for y in (0.57, -0.57):  # a wall across the workspace with an 8 cm slot, closed to a 10 cm sphere
+        env.add_box([0.0, y, 0.0], half_extents=[0.02, 0.53, 0.1])
+    res = simdplan.plan(robot, env, [-0.5, 0.0], [0.5, 0.0], seed=1, max_iterations=200, min_step=0.5)
+    assert not res.success and res.stats["edges_undecided"] > 0
+    # (the give-up length used: 0.5, or less where an end is nearer the wall than 0.5 rad of motion)
+    assert res.stats["min_step"] <= 0.5 and f"min_step {res.stats['min_step']:g}" in res.message
+    assert "could not be proven free" in res.message and 'link="discrete"' in res.message, res.message
+    discrete = simdplan.plan(robot, env, [-0.5, 0.0], [0.5, 0.0], seed=1, max_iterations=200, link="discrete")
+    assert "min_step" not in discrete.stats and "proven" not in discrete.message
 
 
 def test_results_say_which_link_and_count_the_certificates():

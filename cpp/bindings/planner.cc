@@ -56,6 +56,7 @@ nb::dict to_python(const PlanOutput& out, int32_t dof) {
   st["edges_proven"] = s.edges_proven;
   st["certificate_samples"] = s.certificate_samples;
   st["edges_undecided"] = s.edges_undecided;
+  st["min_step"] = out.min_step;
   st["planning_time_ns"] = s.planning_time_ns;
   st["simplify_time_ns"] = s.simplify_time_ns;
   st["initial_cost"] = s.initial_cost;
@@ -289,17 +290,26 @@ void bind_planner(nb::module_& m) {
       "planning to goal poses (planner/pose_planning.hh): the plan's output with the IK solutions it planned to");
   m.def(
       "unprovable_ends",
-      [](const RobotModel& robot, const Environment& env, const InArray& start, const InArray& goals, float padding) {
+      [](const RobotModel& robot, const Environment& env, const InArray& start, const InArray& goals, float padding,
+         double min_step) {
+        if (!(min_step > 0) || !std::isfinite(min_step))
+          throw std::invalid_argument("min_step must be positive and finite");
         const int32_t dof = robot.dof();
         std::vector<double> ends = start_of(start, dof);
         const std::vector<double> g = goals_of(goals, dof);
         ends.insert(ends.end(), g.begin(), g.end());
-        return std::string(unprovable_name(
-            unprovable_ends(robot, env, ends.data(), int32_t(g.size() / size_t(dof ? dof : 1)), padding)));
+        robot.require_distances(env);
+        double step = min_step;
+        const int32_t code =
+            unprovable_ends(robot, env, ends.data(), int32_t(g.size() / size_t(dof ? dof : 1)), padding, min_step, &step);
+        return nb::make_tuple(std::string(unprovable_name(code)), step);
       },
-      nb::arg("robot"), nb::arg("env"), nb::arg("start"), nb::arg("goals"), nb::arg("padding"),
-      "\"start\" or \"goals\" when certified Link cannot prove any edge out of the start or into any goal "
-      "(within the certificate's margin of contact), else \"\"");
+      nb::arg("robot"), nb::arg("env"), nb::arg("start"), nb::arg("goals"), nb::arg("padding"), nb::arg("min_step"),
+      "(\"start\" or \"goals\" when certified Link cannot prove any edge out of the start or into any goal, else "
+      "\"\"; the give-up length edges at these ends need: min_step, or less near contact)");
+  m.def("certify_end_speed", &end_speed, nb::arg("robot"),
+        "metres a sphere centre moves at most per unit of the largest joint motion (unprovable_ends' speed)");
+  m.attr("min_step_floor") = kMinStepFloor;
   m.def("task_seed", &task_seed, nb::arg("seed"), nb::arg("index"),
         "the seed task `index` of plan_many plans with, given the batch's seed");
   nb::class_<PyPlanBatch>(m, "PlanBatch", "plan_many's thread pool: add tasks, close, collect results")

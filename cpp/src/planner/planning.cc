@@ -106,43 +106,74 @@ int32_t first_invalid(const RobotModel& robot, const Environment& env, const std
 
 // Start and goals as plan() and PrmSession::query() plan between (ends_within_limits, into ends);
 // false, with `out` saying why, when nothing is to be planned: an end is invalid, or (certified) the
-// ends cannot begin or end a proven edge (unprovable_ends).
+// ends cannot begin or end a proven edge (unprovable_ends). Certified: out.min_step is the give-up
+// length the plan's edges use, `min_step` or less where an end is so near contact that edges out of
+// it need shorter stretches (unprovable_ends).
 bool checked_ends(const RobotModel& robot, const Environment& env, const double* start, const double* goals,
-                  int32_t n_goals, double limit_tolerance, float padding, bool certified, PlanOutput& out,
-                  std::vector<double>& ends) {
+                  int32_t n_goals, double limit_tolerance, float padding, bool certified, double min_step,
+                  PlanOutput& out, std::vector<double>& ends) {
   ends = ends_within_limits(robot, start, goals, n_goals, limit_tolerance, &out.limit_clamped);
+  out.min_step = min_step;
   out.invalid = first_invalid(robot, env, ends, padding);
   if (out.invalid >= 0) return false;
   if (!certified) return true;
   robot.require_distances(env);
-  out.unprovable = unprovable_ends(robot, env, ends.data(), n_goals, padding);
+  out.unprovable = unprovable_ends(robot, env, ends.data(), n_goals, padding, min_step, &out.min_step);
   return out.unprovable == 0;
 }
 
 }  // namespace
 
-// Certified Link proves a stretch from its two ends' clearances d_a + d_b - 2 margin > (motion
-// bound); since d_b <= d_a + (that bound), no stretch out of an end with d_a <= kCertifyMargin can
-// ever pass. (Self-pair clearances as the certificate measures them, with the certified sphere-pair
-// lists, are never below the exact ones used here.)
+double end_speed(const RobotModel& robot) {
+  const RobotView& rb = robot.view();
+  double fastest = 0;
+  for (int32_t i = 0; i < rb.n_spheres; ++i) {
+    double v = 0;
+    for (int32_t b = 0; b < rb.n_bodies; ++b)
+      v += std::fabs(double(rb.body_scale[b])) * double(rb.sphere_reach[int64_t(i) * rb.n_bodies + b]);
+    fastest = std::max(fastest, v);
+  }
+  return fastest;
+}
+
+// Certified Link proves a stretch from its two ends' clearances: d_a + d_b - 2 margin > C, C the
+// stretch's motion bound, at most end_speed() h for a stretch h long (joint-space distance; twice
+// that for a self pair, both of whose spheres move). Out of an end with clearance d, a stretch that
+// does not move straight towards contact (d_b >= d_a - that bound) passes once h <= (d - margin) /
+// speed, so edges at that end need min_step no longer than that: with a longer one, every edge out
+// of it is undecided and the planner would spin until its time limit. Below kMinStepFloor (float32
+// joint values are ~5e-7 apart at |q| ~ 6, so shorter stretches are not stretches) the end is
+// refused instead. (Self-pair clearances as the certificate measures them, with the certified
+// sphere-pair lists, are never below the exact ones used here.)
 int32_t unprovable_ends(const RobotModel& robot, const Environment& env, const double* ends, int32_t n_goals,
-                        float padding) {
+                        float padding, double min_step, double* step_out) {
   const int32_t dof = robot.dof();
   const int64_t rows = 1 + int64_t(n_goals);
+  const double speed = end_speed(robot);
+  const double floor = std::min(min_step, kMinStepFloor);
   std::vector<float> env_d(static_cast<size_t>(rows)), self_d(static_cast<size_t>(rows));
-  // Only "above the margin?" is asked, so the clearances are capped just past it: below the cap they
-  // are exact, so the answer is the one exact clearances give.
+  // Clearances only matter below the one at which min_step itself suffices, so they are capped just
+  // past it: below the cap they are exact.
   // PERF: exact clearances (nearest-point searches without a bound) were a fixed cost of every
-  // certified plan. Capped, same plans (callgrind AVX2, panda, certified planning): 21 MotionBenchMaker
-  // problems as clouds 108.5 M -> 106.1 M instructions; 12 generated problems as dense clouds (10k-86k
-  // points) 47.2 M -> 45.5 M; one of them solved in one iteration 925 k -> 792 k per plan.
-  robot.clearance_many(env, Strided{ends, rows, dof, dof, 1}, padding, env_d.data(), self_d.data(),
-                       2.0f * kCertifyMargin);
-  auto hopeless = [&](int64_t r) { return std::min(env_d[r], self_d[r]) <= kCertifyMargin; };
-  if (hopeless(0)) return kUnprovableStart;
-  for (int64_t r = 1; r < rows; ++r)
-    if (!hopeless(r)) return 0;
-  return kUnprovableGoals;
+  // certified plan; capped ones end their searches early (callgrind AVX2, panda, capped at 2 margins
+  // then: 21 MotionBenchMaker problems as clouds 108.5 M -> 106.1 M instructions).
+  const float cap = float(kCertifyMargin + 2.0 * speed * min_step) * 1.01f;
+  robot.clearance_many(env, Strided{ends, rows, dof, dof, 1}, padding, env_d.data(), self_d.data(), cap);
+  auto step = [&](int64_t r) {  // the longest give-up length with which edges at end r can be proven
+    const double e = double(env_d[r]) - kCertifyMargin, p = double(self_d[r]) - kCertifyMargin;
+    if (!(speed > 0)) return std::min(e, p) > 0 ? min_step : -1.0;  // no sphere moves
+    return std::min(e / speed, p / (2 * speed));
+  };
+  double need = step(0);
+  if (!(need >= floor)) return kUnprovableStart;
+  bool any_goal = false;
+  for (int64_t r = 1; r < rows; ++r) {
+    const double g = step(r);
+    if (g >= floor) need = std::min(need, g), any_goal = true;  // a goal too near contact is never reached
+  }
+  if (!any_goal) return kUnprovableGoals;
+  if (step_out != nullptr) *step_out = std::min(min_step, need);
+  return 0;
 }
 
 const char* unprovable_name(int32_t code) {
@@ -159,11 +190,12 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
   PlanOutput out;
   const int32_t dof = robot.dof();
   std::vector<double> ends;
-  if (!checked_ends(robot, env, start, goals, n_goals, s.limit_tolerance, s.padding, s.certified, out, ends))
+  if (!checked_ends(robot, env, start, goals, n_goals, s.limit_tolerance, s.padding, s.certified, s.min_step, out,
+                    ends))
     return out;
   const std::vector<float> lo = robot.float_limits(false), hi = robot.float_limits(true);
   Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
-                s.min_step);
+                out.min_step);
   check.set_deadline(&deadline);
   std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
   check.clamp(q0.data());
@@ -208,12 +240,12 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   PlanOutput out;
   std::vector<double> ends;
   if (!checked_ends(robot_, env_, start, goals, n_goals, s.limit_tolerance, settings_.padding, settings_.certified,
-                    out, ends))
+                    settings_.min_step, out, ends))
     return out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
   Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
-                out.stats, settings_.certified, settings_.min_step);
+                out.stats, settings_.certified, out.min_step);
   check.set_deadline(&deadline);
   const int32_t dof = robot_.dof();
   std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
@@ -224,7 +256,7 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
   qs.resolution = settings_.resolution;
   qs.prm_neighbors = settings_.prm_neighbors;
   qs.certified = settings_.certified;
-  qs.min_step = settings_.min_step;
+  qs.min_step = out.min_step;
   const auto t0 = Clock::now();
   const planner::Problem problem{check, lower_, upper_, q0.data(), qg, qs, out.stats, deadline};
   std::vector<float> path = planner::prm_query(roadmap_, sampler_, problem, qs);

@@ -21,9 +21,12 @@ struct PlanOutput {
   // nothing was planned (the caller explains it, e.g. Robot.why_invalid)
   int32_t invalid = -1;
   int32_t limit_clamped = 0;  // start and goal values moved onto a limit (settings.limit_tolerance)
-  // Certified Link: unprovable_ends' code when the start, or every goal, is within kCertifyMargin
-  // of contact, so no edge out of it (into them) can be proven; nothing was planned. 0 otherwise.
+  // Certified Link: unprovable_ends' code when the start, or every goal, is so near contact that no
+  // edge out of it (into them) can be proven; nothing was planned. 0 otherwise.
   int32_t unprovable = 0;
+  // Certified Link: the give-up length its edges used (settings.min_step, or less where an end is
+  // near contact: unprovable_ends)
+  double min_step = 0;
   std::vector<double> path;          // rows of dof, start .. goal (after simplification)
   std::vector<double> initial_path;  // as the planner found it
   // interpolation's outcome when asked for (Simplifier::interpolate); `done` also when not asked
@@ -43,11 +46,20 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
                 const double* goals, int32_t n_goals, const planner::PlannerSettings& settings,
                 Interrupt* interrupt = nullptr);
 
+// Certified Link never gives up on stretches longer than this (joint-space distance) for an end near
+// contact; an end that would need shorter ones is refused (unprovable_ends).
+constexpr double kMinStepFloor = 1e-6;
+// Metres a sphere centre moves at most per unit of the largest joint motion (the certificate's
+// per-sphere bound sum_b |scale_b dq_b| reach_b with every |dq| = 1): the speed unprovable_ends uses.
+double end_speed(const RobotModel& robot);
 // Certified Link: kUnprovableStart when the start (row 0 of ends, n_goals + 1 rows of dof values),
-// kUnprovableGoals when every goal, is within kCertifyMargin of contact, where no edge can be
-// proven; 0 otherwise. plan() and PrmSession::query() refuse such problems at once.
+// kUnprovableGoals when every goal, is so near contact that edges out of it would need stretches
+// shorter than min(min_step, kMinStepFloor) (within kCertifyMargin + that x end_speed of an
+// obstacle, twice that of another link); 0 otherwise, with *step_out (if given) the give-up length
+// edges at these ends need: min_step, or less for an end nearer contact. plan() and
+// PrmSession::query() refuse unprovable problems at once and plan with *step_out.
 int32_t unprovable_ends(const RobotModel& robot, const Environment& env, const double* ends, int32_t n_goals,
-                        float padding);
+                        float padding, double min_step, double* step_out = nullptr);
 // "start", "goals" or "" for the codes above
 const char* unprovable_name(int32_t code);
 
