@@ -104,6 +104,17 @@ def test_a_bad_robot_leaves_no_folder(tmp_path, capsys):
         assert not (tmp_path / "ds").exists()
 
 
+def test_srdf_is_checked_not_ignored(tmp_path, capsys):
+    # a robot name brings its own SRDF, and a missing file is named: --srdf was silently ignored
+    srdf = tmp_path / "robot.srdf"
+    srdf.write_text("<robot name='panda'/>")
+    for robot, srdf_arg, words in (("panda", str(srdf), "brings its own"),
+                                   ("panda", str(tmp_path / "nope.srdf"), "no such file")):
+        assert cli.main(["generate", "--robot", robot, "--srdf", srdf_arg, "--out", str(tmp_path / "ds")]) == 2
+        assert words in capsys.readouterr().err
+        assert not (tmp_path / "ds").exists()
+
+
 def test_bad_generate_flags_are_user_errors(tmp_path, capsys):
     for argv, words in ((["--families", "moon"], "unknown family moon"), (["--problems", "0"], ">= 1"),
                         (["--planners", "ompl:RRT"], "C++ planners"), (["--robot", "r2d2"], "not a robot name")):

@@ -24,14 +24,12 @@ def _robot_and_env(arg: str, srdf: str | None):
     """(robot, env or None, what it is) for SCENE_OR_ROBOT."""
     from simdplan.bench import robots as bench_robots
 
-    if srdf is not None and not os.path.isfile(srdf):
-        raise UserError(f"--srdf {srdf}: no such file")
     if arg in bench_robots.NAMES or arg.lower().endswith(".urdf"):
-        if srdf is not None and arg in bench_robots.NAMES:
-            raise UserError(f"--srdf goes with a URDF file; the robot {arg} brings its own")
-        robot, _ = robot_from_arg(arg, srdf, "SCENE_OR_ROBOT")
+        robot, _ = robot_from_arg(arg, srdf, "SCENE_OR_ROBOT")  # checks --srdf too
         return robot, None, f"robot {robot.name}"
     if srdf is not None:
+        if not os.path.isfile(srdf):
+            raise UserError(f"--srdf {srdf}: no such file")
         raise UserError(f"--srdf goes with a URDF file; a scene names its robot's own ({arg})")
     try:
         path = resolve_scene(arg)

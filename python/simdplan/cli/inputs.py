@@ -93,11 +93,16 @@ def plan_many_for(args, tasks: list, interrupted, **kwargs) -> list:
 
 
 def robot_from_arg(spec: str, srdf: str | None, flag: str = "--robot"):
-    """(Robot, its entry in scene records) from a benchmark robot name or a URDF path; UserError if neither."""
+    """(Robot, its entry in scene records) from a benchmark robot name or a URDF path; UserError if
+    neither, or if ``srdf`` (--srdf) is not a file or comes with a robot name (which brings its own)."""
     from simdplan import Robot
     from simdplan.bench import robots as bench_robots
 
+    if srdf is not None and not os.path.isfile(srdf):
+        raise UserError(f"--srdf {srdf}: no such file")
     if spec in bench_robots.NAMES:
+        if srdf is not None:
+            raise UserError(f"--srdf goes with a URDF file; the robot {spec} brings its own")
         try:
             return bench_robots.load(spec), spec
         except ImportError as exc:  # the iiwa comes from pybullet_data
