@@ -13,17 +13,17 @@ BUILD = os.path.join(HERE, "build")
 CXXFLAGS = ["-O3", "-mavx2", "-mfma", "-ffp-contract=off", "-fPIC", "-shared"]
 
 
-def build(name: str, force: bool = False, compact: bool = False) -> str:
+def build(name: str, force: bool = False, compact: bool = False, opt: str = "-O3") -> str:
     sys.path.insert(0, HERE)
     from common import load_robot
     from gen import generate
     os.makedirs(BUILD, exist_ok=True)
-    tag = name + ("_compact" if compact else "")
+    tag = name + ("_compact" if compact else "") + ("" if opt == "-O3" else opt)
     src, so = os.path.join(BUILD, f"{tag}.cc"), os.path.join(BUILD, f"{tag}.so")
     if force or not os.path.exists(so):
         with open(src, "w") as f:
             f.write(generate(load_robot(name), name, compact))
-        subprocess.run(["g++", *CXXFLAGS, "-o", so, src], check=True)
+        subprocess.run(["g++", opt, *CXXFLAGS[1:], "-o", so, src], check=True)
     return so
 
 
@@ -90,12 +90,12 @@ def build_split(name: str, n_files: int = 2, jobs: int = 2, compact: bool = Fals
 def build_from_env(name: str) -> str:
     """The kernel the PROTO_* variables ask for: PROTO_SPLIT=N (split into N self-collision files,
     built with PROTO_OPT, default -O2, and PROTO_OPT_SELF for the self-collision files, PROTO_JOBS
-    compilers at once, default 2), else the single-file build; PROTO_COMPACT=1 for the compact variant."""
+    compilers at once, default 2), else the single-file build (PROTO_OPT, default -O3); PROTO_COMPACT=1 for the compact variant."""
     compact = os.environ.get("PROTO_COMPACT") == "1"
     if os.environ.get("PROTO_SPLIT"):
         return build_split(name, int(os.environ["PROTO_SPLIT"]), int(os.environ.get("PROTO_JOBS", "2")), compact,
                            os.environ.get("PROTO_OPT", "-O2"), os.environ.get("PROTO_OPT_SELF") or None)
-    return build(name, compact=compact)
+    return build(name, compact=compact, opt=os.environ.get("PROTO_OPT", "-O3"))
 
 
 class Kernel:
