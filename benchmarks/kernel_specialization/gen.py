@@ -850,9 +850,19 @@ def main(argv=None):
     ap.add_argument("robot")
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--compact", action="store_true", help="loops for the inner spheres of unlisted pairs")
+    ap.add_argument("--split", type=int, default=0, metavar="N",
+                    help="write the split kernel (N self-collision files + fk.cc, driver.cc, kernel.hh) into directory OUT")
     a = ap.parse_args(argv)
     from common import load_robot
 
+    if a.split:
+        import os
+        os.makedirs(a.out, exist_ok=True)
+        for fn, text in generate_split(load_robot(a.robot), a.robot, a.split, a.compact).items():
+            with open(os.path.join(a.out, fn), "w") as f:
+                f.write(text)
+            print(f"{os.path.join(a.out, fn)}: {len(text.splitlines())} lines, {len(text)} bytes")
+        return
     src = generate(load_robot(a.robot), a.robot, a.compact)
     with open(a.out, "w") as f:
         f.write(src)
