@@ -9,13 +9,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import environment, load_robot, random_configs  # noqa: E402
-from kernel import Kernel, build  # noqa: E402
+from kernel import Kernel, build_from_env  # noqa: E402
 
 name = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
 envs = (sys.argv[3] if len(sys.argv) > 3 else "empty,spheres16,spheres64").split(",")
 robot = load_robot(name)
-k = Kernel(os.environ["PROTO_SO"] if os.environ.get("PROTO_SO") else build(name, compact=os.environ.get("PROTO_COMPACT") == "1"))
+k = Kernel(os.environ["PROTO_SO"] if os.environ.get("PROTO_SO") else build_from_env(name))
 Q = random_configs(robot, n, seed=123)
 # FK: bit-exact?
 m = min(n, 20000)

@@ -522,6 +522,327 @@ extern "C" void sp_fk_spheres(const float* qf, int64_t n, float* out) {
     return text
 
 
+SPLIT_DRIVER_TAIL = r"""
+// Converts rows like RobotModel::convert_row (continuous joints wrapped, limits checked in double).
+static int convert_row(const double* q, int64_t r, float* o) {
+  int in_limits = 1;
+  for (int j = 0; j < DOF; ++j) {
+    double v = q[r * DOF + j];
+    if (!isfinite(v)) return -1;
+    if (kWrap[j]) v = remainder(v, 2 * 3.14159265358979323846);
+    else if (v < kLower[j] || v > kUpper[j]) in_limits = 0;
+    o[j] = (float)v;
+  }
+  return in_limits;
+}
+
+__attribute__((noinline)) static int is_valid_many_impl(const double* q, int64_t n, const float* obs4, int32_t n_obs, uint8_t* out) {
+  Obs* obs = (Obs*)_mm_malloc(sizeof(Obs) * (n_obs > 0 ? n_obs : 1), 32);
+  for (int32_t o = 0; o < n_obs; ++o) {
+    obs[o].x = F(obs4[4 * o]); obs[o].y = F(obs4[4 * o + 1]); obs[o].z = F(obs4[4 * o + 2]); obs[o].r = F(obs4[4 * o + 3]);
+  }
+  int static_hit = 0;
+  for (int32_t o = 0; o < n_obs && !static_hit; ++o)
+    for (int k = 0; k < kNStatic && !static_hit; ++k) {
+      const float dx = kStatic[k][0] - obs4[4 * o], dy = kStatic[k][1] - obs4[4 * o + 1], dz = kStatic[k][2] - obs4[4 * o + 2];
+      const float rr = kStatic[k][3] + obs4[4 * o + 3];
+      if (fmaf(dx, dx, fmaf(dy, dy, dz * dz)) < rr * rr) static_hit = 1;
+    }
+  enum { kBlock = 256 };
+  float buf[kBlock * DOF];
+  int rc = 0;
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    const int64_t m = (n - b0 < kBlock) ? n - b0 : kBlock;
+    for (int64_t r = 0; r < m; ++r) {
+      const int c = convert_row(q, b0 + r, buf + r * DOF);
+      if (c < 0) { rc = -1; goto end; }
+      out[b0 + r] = (uint8_t)(c && !static_hit);
+    }
+    for (int64_t s = 0; s < m; s += 8) {
+      const int64_t count = (m - s < 8) ? m - s : 8;
+      int skip = 0;
+      for (int l = 0; l < 8; ++l)
+        if (l >= count || !out[b0 + s + l]) skip |= 1 << l;
+      if (skip == 0xFF) continue;
+      const int hit = check8(buf + s * DOF, 0, count, skip, obs, n_obs) & ~skip;
+      for (int l = 0; l < count; ++l)
+        if (hit & (1 << l)) out[b0 + s + l] = 0;
+    }
+  }
+end:
+  _mm_free(obs);
+  return rc;
+}
+
+extern "C" int sp_is_valid_many(const double* q, int64_t n, const float* obs4, int32_t n_obs, uint8_t* out) {
+  return is_valid_many_impl(q, n, obs4, n_obs, out);
+}
+
+// World sphere centres (every group placed by the same out-of-line functions as Clear uses).
+static void sp_fk8(const float* qf, int64_t n, float* out) {
+  float col[8];
+  alignas(32) State S;
+  for (int j = 0; j < DOF; ++j) {
+    for (int l = 0; l < 8; ++l) col[l] = qf[(l < n ? l : n - 1) * DOF + j];
+    S.q[j] = _mm256_loadu_ps(col);
+  }
+  for (int g = 0; g < N_GROUPS; ++g) S.placed[g] = 0;
+  sp_fk(&S);
+  sp_place_all(&S);
+  alignas(32) float bx[8], by[8], bz[8];
+  for (int k = 0; k < N_SPHERES; ++k) {
+    _mm256_store_ps(bx, S.sx[k]); _mm256_store_ps(by, S.sy[k]); _mm256_store_ps(bz, S.sz[k]);
+    for (int l = 0; l < n; ++l) { out[(l * N_SPHERES + k) * 3] = bx[l]; out[(l * N_SPHERES + k) * 3 + 1] = by[l]; out[(l * N_SPHERES + k) * 3 + 2] = bz[l]; }
+  }
+}
+
+extern "C" void sp_fk_spheres(const float* qf, int64_t n, float* out) {
+  for (int64_t s = 0; s < n; s += 8) {
+    const int64_t count = (n - s < 8) ? n - s : 8;
+    sp_fk8(qf + s * DOF, count, out + s * N_SPHERES * 3);
+  }
+}
+"""
+
+
+def generate_split(robot, name: str = "robot", n_files: int = 2, compact: bool = False) -> dict:
+    """The same kernel as generate(), as several translation units (file name -> source):
+
+    - ``kernel.hh``: prelude, constants, the shared per-batch State (joint vectors, the variable FK
+      frame entries the placement needs, variable group-bound coordinates, placed sphere centres,
+      placed flags) and the declarations;
+    - ``fk.cc``: sp_fk (FK of every body + group bounds, straight-line, constants folded), one
+      noinline sp_place_G per group, sp_env (environment, distal groups first);
+    - ``self_K.cc`` (K < n_files): one noinline sp_pair_P per self-collision group pair (placement of
+      its two groups if needed, then its sphere tests), pairs spread over the files by source size;
+    - ``driver.cc``: check8 (sp_fk, sp_env, then each pair's bound-vs-bound test inline and a call to
+      its function only when some lane's bounds overlap), the float64 conversion/limits, the entry points.
+
+    Every test is the same operation on the same values as in generate(), so answers and world sphere
+    centres are bit-identical; only the order of calls and where values live (memory) differ.
+    """
+    prog = robot._program
+    dof = prog.dof
+    nb = len(prog.body_parent)
+    spheres = np.asarray(prog.spheres, dtype=np.float32)
+    gbound = np.asarray(prog.group_bound, dtype=np.float32)
+    gbody = [int(x) for x in prog.group_body]
+    gbeg = [int(x) for x in prog.group_begin]
+    gend = [int(x) for x in prog.group_end]
+    ng = len(gbody)
+    pairs = np.asarray(prog.pairs).reshape(-1, 2)
+    pr = None if prog.pair_ranges is None else np.asarray(prog.pair_ranges).reshape(-1, 2)
+    sp = None if prog.sphere_pairs is None else np.asarray(prog.sphere_pairs).reshape(-1, 2)
+    lower = np.asarray(prog.lower, dtype=np.float64)
+    upper = np.asarray(prog.upper, dtype=np.float64)
+    wrap = np.asarray(prog.wrap)
+
+    # ---- FK + bounds (one function) ----
+    e = Emitter()
+    e.indent = 1
+    qv = [Val(name=f"q{j}") for j in range(dof)]
+    frames: list = []
+    for b in range(nb):
+        e.emit(f"// body {b}")
+        fk_body(e, prog, b, frames, qv)
+    bvals = {}
+    for g in range(ng):
+        bvals[g] = fk_point(e, frames[gbody[g]], gbound[g])
+    fk_lines = e.lines
+    e.lines = []
+
+    # slots in State for the variable values used outside sp_fk
+    fr_slot: dict = {}
+    for g in range(ng):
+        for v in frames[gbody[g]]:
+            if not v.const and v.name not in fr_slot:
+                fr_slot[v.name] = len(fr_slot)
+    bd_slot: dict = {}
+    for g in range(ng):
+        for v in bvals[g]:
+            if not v.const and v.name not in bd_slot:
+                bd_slot[v.name] = len(bd_slot)
+
+    def bref(v: Val) -> str:
+        return f"F({repr_f32(v.c)})" if v.const else f"S->bd[{bd_slot[v.name]}]"
+
+    bnames = {g: tuple(bref(v) for v in bvals[g]) + (f"F({repr_f32(gbound[g][3])})",) for g in range(ng)}
+
+    def ensure(g, indent):
+        return [("  " * indent) + f"if (!S->placed[{g}]) sp_place_{g}(S);"]
+
+    def sref(k):
+        return f"S->sx[{k}], S->sy[{k}], S->sz[{k}]"
+
+    # ---- header ----
+    hh = [PRELUDE % {"name": name}]
+    hh.append(f"enum {{ DOF = {dof}, N_SPHERES = {len(spheres)}, N_GROUPS = {ng}, N_FR = {max(1, len(fr_slot))}, N_BD = {max(1, len(bd_slot))} }};")
+    hh.append("static const float kRadius[] = {" + ", ".join(repr_f32(r) for r in spheres[:, 3]) + "};")
+    hh.append("struct State {\n  V q[DOF];\n  V fr[N_FR];\n  V bd[N_BD];\n  V sx[N_SPHERES], sy[N_SPHERES], sz[N_SPHERES];\n"
+              "  unsigned char placed[N_GROUPS];\n};")
+    hh.append("void sp_fk(State* S);")
+    hh.append("void sp_place_all(State* S);")
+    hh.append("int sp_env(State* S, int done, const Obs* obs, int32_t n_obs);")
+    for g in range(ng):
+        hh.append(f"void sp_place_{g}(State* S);")
+    for p in range(len(pairs)):
+        hh.append(f"int sp_pair_{p}(State* S, int cand, int done);")
+    header = "\n".join(hh) + "\n"
+    inc = '#include "kernel.hh"\n'
+
+    # ---- fk.cc ----
+    fk = [inc, "__attribute__((noinline)) void sp_fk(State* S) {"]
+    fk += [f"  const V q{j} = S->q[{j}];" for j in range(dof)]
+    fk += fk_lines
+    fk += [f"  S->fr[{s}] = {n};" for n, s in fr_slot.items()]
+    fk += [f"  S->bd[{s}] = {n};" for n, s in bd_slot.items()]
+    fk.append("}")
+    for g in range(ng):
+        em = Emitter()
+        em.indent = 1
+        em.n = e.n
+        T = frames[gbody[g]]
+        seen = set()
+        decl = []
+        for v in T:
+            if not v.const and v.name not in seen:
+                seen.add(v.name)
+                decl.append(f"  const V {v.name} = S->fr[{fr_slot[v.name]}];")
+        vals = []
+        for k in range(gbeg[g], gend[g]):
+            vals.append(fk_point(em, T, spheres[k]))
+        e.n = em.n
+        fk.append(f"__attribute__((noinline)) void sp_place_{g}(State* S) {{")
+        fk += decl
+        fk += em.lines
+        for k, (x, y, z) in zip(range(gbeg[g], gend[g]), vals):
+            fk.append(f"  S->sx[{k}] = {em.ref(x)}; S->sy[{k}] = {em.ref(y)}; S->sz[{k}] = {em.ref(z)};")
+        fk.append(f"  S->placed[{g}] = 1;")
+        fk.append("}")
+    fk.append("void sp_place_all(State* S) {")
+    fk += [f"  sp_place_{g}(S);" for g in range(ng)]
+    fk.append("}")
+    fk.append("__attribute__((noinline)) int sp_env(State* S, int done, const Obs* obs, int32_t n_obs) {")
+    fk.append("  const int ALL = 0xFF;")
+    for g in range(ng - 1, -1, -1):
+        if gbody[g] == 0:
+            continue
+        bx, by, bz, br = bnames[g]
+        fk.append(f"  // group {g} vs environment")
+        fk.append("  for (int32_t o = 0; o < n_obs; ++o) {")
+        fk.append(f"    int cand = hit2({bx}, {by}, {bz}, {br}, obs[o].x, obs[o].y, obs[o].z, obs[o].r) & ~done;")
+        fk.append("    if (!cand) continue;")
+        fk += ensure(g, 2)
+        for k in range(gbeg[g], gend[g]):
+            fk.append(f"    {{ const int h = hit2({sref(k)}, F({repr_f32(spheres[k][3])}), obs[o].x, obs[o].y, obs[o].z, obs[o].r) & cand;"
+                      f" if (h) {{ done |= h; if (done == ALL) return done; cand &= ~h; if (!cand) continue; }} }}")
+        fk.append("  }")
+    fk.append("  return done;")
+    fk.append("}")
+
+    # ---- one function per self-collision pair ----
+    pair_src = []
+    for p, (a, g) in enumerate(pairs):
+        a, g = int(a), int(g)
+        gx, gy, gz, gr = bnames[g]
+        L = [f"// pair {p}: groups {a}, {g}", f"__attribute__((noinline)) int sp_pair_{p}(State* S, int cand, int done) {{",
+             "  const int ALL = 0xFF;"]
+        L += ensure(a, 1)
+        L += ensure(g, 1)
+        listed = pr is not None and pr[p, 0] >= 0
+        if listed:
+            cur = -1
+            first = True
+            for k in range(pr[p, 0], pr[p, 1]):
+                i, j = int(sp[k, 0]), int(sp[k, 1])
+                ri, rj = repr_f32(spheres[i][3]), repr_f32(spheres[j][3])
+                if i != cur:
+                    if not first:
+                        L.append("  }")
+                    first = False
+                    cur = i
+                    L.append(f"  {{ int near = hit2({sref(i)}, F({ri}), {gx}, {gy}, {gz}, {gr}) & cand;")
+                L.append(f"    if (near) {{ const int h = hit2({sref(i)}, F({ri}), {sref(j)}, F({rj})) & near;"
+                         f" if (h) {{ done |= h; if (done == ALL) return done; near &= ~h; cand &= ~h; }} }}")
+            if not first:
+                L.append("  }")
+        else:
+            na, ngs = gend[a] - gbeg[a], gend[g] - gbeg[g]
+            outer, inner = (a, g) if na >= ngs else (g, a)
+            bix, biy, biz, bir = bnames[inner]
+            for i in range(gbeg[outer], gend[outer]):
+                ri = repr_f32(spheres[i][3])
+                L.append(f"  {{ const int near = hit2({sref(i)}, F({ri}), {bix}, {biy}, {biz}, {bir}) & cand;")
+                L.append("    if (near) {")
+                if compact:
+                    L.append(f"      for (int j = {gbeg[inner]}; j < {gend[inner]}; ++j) {{ const int h = hit2({sref(i)}, F({ri}), S->sx[j], S->sy[j], S->sz[j], F(kRadius[j])) & near;"
+                             f" if (h) {{ done |= h; if (done == ALL) return done; cand &= ~h; }} }}")
+                else:
+                    for j in range(gbeg[inner], gend[inner]):
+                        rj = repr_f32(spheres[j][3])
+                        L.append(f"      {{ const int h = hit2({sref(i)}, F({ri}), {sref(j)}, F({rj})) & near;"
+                                 f" if (h) {{ done |= h; if (done == ALL) return done; cand &= ~h; }} }}")
+                L.append("    }")
+                L.append("  }")
+        L.append("  return done;")
+        L.append("}")
+        pair_src.append("\n".join(L))
+    # spread the pairs over the files, biggest first, each to the currently smallest file
+    n_files = max(1, n_files)
+    files = [[] for _ in range(n_files)]
+    size = [0] * n_files
+    for p in sorted(range(len(pairs)), key=lambda p: -len(pair_src[p])):
+        k = size.index(min(size))
+        files[k].append(p)
+        size[k] += len(pair_src[p])
+
+    # ---- driver ----
+    stat = []
+    ev = Emitter()
+    for g in range(ng):
+        if gbody[g] != 0:
+            continue
+        for k in range(gbeg[g], gend[g]):
+            x, y, z = fk_point(ev, frames[0], spheres[k])
+            assert x.const and y.const and z.const
+            stat.append((x.c, y.c, z.c, float(spheres[k][3])))
+    dr = [inc]
+    dr.append("static const float kStatic[][4] = {")
+    dr += [f"  {{{repr_f32(s[0])}, {repr_f32(s[1])}, {repr_f32(s[2])}, {repr_f32(s[3])}}}," for s in stat] or ["  {0, 0, 0, 0},"]
+    dr.append("};")
+    dr.append(f"static const int kNStatic = {len(stat)};")
+    dr.append("static const double kLower[] = {" + ", ".join(repr(float(v)) for v in lower) + "};")
+    dr.append("static const double kUpper[] = {" + ", ".join(repr(float(v)) for v in upper) + "};")
+    dr.append("static const unsigned char kWrap[] = {" + ", ".join(str(int(v)) for v in wrap) + "};")
+    dr.append("__attribute__((noinline)) static int check8(const float* qf, int64_t base, int64_t n, int done, const Obs* obs, int32_t n_obs) {")
+    dr.append("  const int ALL = 0xFF;")
+    dr.append("  float col[8];")
+    dr.append("  alignas(32) State st;")
+    dr.append("  State* const S = &st;")
+    for j in range(dof):
+        dr.append(f"  for (int l = 0; l < 8; ++l) col[l] = qf[(base + l < n ? base + l : n - 1) * DOF + {j}];")
+        dr.append(f"  st.q[{j}] = _mm256_loadu_ps(col);")
+    dr.append("  for (int g = 0; g < N_GROUPS; ++g) st.placed[g] = 0;")
+    dr.append("  sp_fk(S);")
+    dr.append("  done = sp_env(S, done, obs, n_obs);")
+    dr.append("  if (done == ALL) return done;")
+    for p, (a, g) in enumerate(pairs):
+        a, g = int(a), int(g)
+        ax, ay, az, ar = bnames[a]
+        gx, gy, gz, gr = bnames[g]
+        dr.append(f"  {{ const int cand = hit2({ax}, {ay}, {az}, {ar}, {gx}, {gy}, {gz}, {gr}) & ~done;"
+                  f" if (cand) {{ done = sp_pair_{p}(S, cand, done); if (done == ALL) return done; }} }}")
+    dr.append("  return done;")
+    dr.append("}")
+    dr.append(SPLIT_DRIVER_TAIL)
+
+    out = {"kernel.hh": header, "fk.cc": "\n".join(fk) + "\n", "driver.cc": "\n".join(dr) + "\n"}
+    for k in range(n_files):
+        out[f"self_{k}.cc"] = inc + "\n".join(pair_src[p] for p in sorted(files[k])) + "\n"
+    return out
+
+
+
 def main(argv=None):
     import argparse
 
@@ -529,9 +850,19 @@ def main(argv=None):
     ap.add_argument("robot")
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--compact", action="store_true", help="loops for the inner spheres of unlisted pairs")
+    ap.add_argument("--split", type=int, default=0, metavar="N",
+                    help="write the split kernel (N self-collision files + fk.cc, driver.cc, kernel.hh) into directory OUT")
     a = ap.parse_args(argv)
     from common import load_robot
 
+    if a.split:
+        import os
+        os.makedirs(a.out, exist_ok=True)
+        for fn, text in generate_split(load_robot(a.robot), a.robot, a.split, a.compact).items():
+            with open(os.path.join(a.out, fn), "w") as f:
+                f.write(text)
+            print(f"{os.path.join(a.out, fn)}: {len(text.splitlines())} lines, {len(text)} bytes")
+        return
     src = generate(load_robot(a.robot), a.robot, a.compact)
     with open(a.out, "w") as f:
         f.write(src)

@@ -25,6 +25,19 @@ EXACT = {"generic": "simdplan::RobotModel::is_valid_many(simdplan::Environment c
 SCENE = {"panda": "panda_bookshelf", "ur5": "ur5_table"}
 
 
+def variant_suffix():
+    """How the specialized kernel was built (PROTO_* variables, see kernel.build_from_env):
+    "" = single file -O3 straight (the original key), else e.g. "-compact", "-split2-O2", "-split2-O2-selfO1"."""
+    s = "-compact" if os.environ.get("PROTO_COMPACT") == "1" else ""
+    if os.environ.get("PROTO_SPLIT"):
+        s += f"-split{os.environ['PROTO_SPLIT']}{os.environ.get('PROTO_OPT', '-O2')}"
+        if os.environ.get("PROTO_OPT_SELF"):
+            s += "-self" + os.environ["PROTO_OPT_SELF"].lstrip("-")
+    elif os.environ.get("PROTO_OPT", "-O3") != "-O3":
+        s += os.environ["PROTO_OPT"]
+    return s
+
+
 def totals(path):
     with open(path) as f:
         for line in f:
@@ -34,7 +47,7 @@ def totals(path):
 
 
 def run(kernel, robot, isa, envs, small, big, outdir):
-    prefix = os.path.join(outdir, f"cg_{kernel}{os.environ.get('PROTO_COMPACT', '')}_{robot}_{isa}")
+    prefix = os.path.join(outdir, f"cg_{kernel}{variant_suffix() if kernel == 'specialized' else ''}_{robot}_{isa}")
     for f in glob.glob(prefix + ".*"):
         os.remove(f)
     cmd = ["valgrind", "--tool=callgrind", f"--toggle-collect={ENTRY[kernel]}", f"--dump-after={EXACT[kernel]}",
@@ -75,7 +88,7 @@ def main():
             for isa in isas:
                 r = run(kernel, robot, isa, envs, a.small, a.big, outdir)
                 for e, v in r.items():
-                    kname = kernel + ("-compact" if kernel == "specialized" and os.environ.get("PROTO_COMPACT") == "1" else "")
+                    kname = kernel + (variant_suffix() if kernel == "specialized" else "")
                     key = f"{kname}/{robot}/{isa}/{e}"
                     results[key] = v
                     print(f"{key}: {v['per_config']:.1f} instructions per configuration", flush=True)

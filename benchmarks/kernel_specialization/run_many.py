@@ -17,8 +17,8 @@ small = int(sys.argv[4]) if len(sys.argv) > 4 else 64
 big = int(sys.argv[5]) if len(sys.argv) > 5 else 4096
 robot = load_robot(name)
 if which == "specialized":
-    from kernel import Kernel, build
-    kern = Kernel(build(name, compact=os.environ.get("PROTO_COMPACT") == "1"))
+    from kernel import Kernel, build_from_env
+    kern = Kernel(build_from_env(name))
 for ek in envs:
     Qall = free_configs(name, ek, max(big, 4096))
     env, obs = environment(ek, name)
