@@ -125,6 +125,7 @@ bool checked_ends(const RobotModel& robot, const Environment& env, const double*
 }  // namespace
 
 double end_speed(const RobotModel& robot) {
+  if (!robot.has_motion_bounds()) return 0.0;  // no reach table: nothing to bound the motion with
   const RobotView& rb = robot.view();
   double fastest = 0;
   for (int32_t i = 0; i < rb.n_spheres; ++i) {

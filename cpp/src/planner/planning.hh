@@ -51,6 +51,7 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
 constexpr double kMinStepFloor = 1e-6;
 // Metres a sphere centre moves at most per unit of the largest joint motion (the certificate's
 // per-sphere bound sum_b |scale_b dq_b| reach_b with every |dq| = 1): the speed unprovable_ends uses.
+// 0 for a model built without reach tables.
 double end_speed(const RobotModel& robot);
 // Certified Link: kUnprovableStart when the start (row 0 of ends, n_goals + 1 rows of dof values),
 // kUnprovableGoals when every goal, is so near contact that edges out of it would need stretches
