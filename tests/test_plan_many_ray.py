@@ -16,6 +16,7 @@ import pytest
 import simdplan
 from simdplan import robots, scenes
 from simdplan.scenes import mbm
+from test_ik import POSE_SCENE
 from test_time_limits import wall_robot
 
 ray = pytest.importorskip("ray", reason="the Ray backend is an optional extra (pip install '.[ray]')")
@@ -41,18 +42,6 @@ def mixed_tasks():
     q0 = np.array([0, -0.5, 0, -2.0, 0, 1.5, 0.8])
     chosen += [(panda, None, q0, q0 + 0.3), (panda, None, q0[:6], q0), (panda, None, q0, np.full(7, np.nan)), "junk"]
     return chosen
-
-
-POSE_SCENE = """robot: panda
-obstacles:
-  - {type: box, position: [0.6, 0.0, 0.2], half_extents: [0.1, 0.3, 0.2]}
-start: [0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.7]
-goal_poses:
-  - {position: [0.5, 0.2, 0.6], quat: [1, 0, 0, 0]}
-  - {position: [0.4, -0.3, 0.5], euler: [3.14159, 0, 0]}
-goal_link: panda_hand
-goal_mask: free_z
-"""
 
 
 def every_task_kind(tmp_path) -> list:
