@@ -237,23 +237,81 @@ static inline int hit2(V ax, V ay, V az, V ar, V bx, V by, V bz, V br) {
 """
 
 
+class Tables:
+    """The robot's kinematic program as the generators read it (arrays of numbers, no objects)."""
+
+    def __init__(self, prog):
+        self.dof = prog.dof
+        self.nb = len(prog.body_parent)
+        self.spheres = np.asarray(prog.spheres, dtype=np.float32)
+        self.gbound = np.asarray(prog.group_bound, dtype=np.float32)
+        self.gbody = [int(x) for x in prog.group_body]
+        self.gbeg = [int(x) for x in prog.group_begin]
+        self.gend = [int(x) for x in prog.group_end]
+        self.ng = len(self.gbody)
+        self.pairs = np.asarray(prog.pairs).reshape(-1, 2)
+        self.pr = None if prog.pair_ranges is None else np.asarray(prog.pair_ranges).reshape(-1, 2)
+        self.sp = None if prog.sphere_pairs is None else np.asarray(prog.sphere_pairs).reshape(-1, 2)
+        self.lower = np.asarray(prog.lower, dtype=np.float64)
+        self.upper = np.asarray(prog.upper, dtype=np.float64)
+        self.wrap = np.asarray(prog.wrap)
+
+
+def sphere_pair_lines(t: Tables, p: int, a: int, g: int, bnames: dict, arrays: str, leave: str, compact: bool,
+                      base: int) -> list[str]:
+    """The sphere tests of self-collision group pair p (groups a, g), both groups placed, lanes in
+    ``cand``: the certified sphere-pair list where the pair has one (each listed sphere of a against
+    g's bound first), else every sphere of the larger group against the smaller one's bound, then its
+    spheres. ``arrays``: the prefix of the sphere-centre arrays ("" or "S->"); ``leave``: the
+    statement that ends the call once every lane collides; ``base``: the indentation in spaces."""
+    pad = " " * base
+    ref = lambda k: f"{arrays}sx[{k}], {arrays}sy[{k}], {arrays}sz[{k}]"  # noqa: E731
+    lines = []
+    gx, gy, gz, gr = bnames[g]
+    if t.pr is not None and t.pr[p, 0] >= 0:
+        cur = -1
+        first = True
+        for k in range(t.pr[p, 0], t.pr[p, 1]):
+            i, j = int(t.sp[k, 0]), int(t.sp[k, 1])
+            ri, rj = repr_f32(t.spheres[i][3]), repr_f32(t.spheres[j][3])
+            if i != cur:
+                if not first:
+                    lines.append(pad + "}")
+                first = False
+                cur = i
+                lines.append(pad + f"{{ int near = hit2({ref(i)}, F({ri}), {gx}, {gy}, {gz}, {gr}) & cand;")
+            lines.append(pad + f"  if (near) {{ const int h = hit2({ref(i)}, F({ri}), {ref(j)}, F({rj})) & near;"
+                         f" if (h) {{ done |= h; if (done == ALL) {leave}; near &= ~h; cand &= ~h; }} }}")
+        if not first:
+            lines.append(pad + "}")
+        return lines
+    na, ngs = t.gend[a] - t.gbeg[a], t.gend[g] - t.gbeg[g]
+    outer, inner = (a, g) if na >= ngs else (g, a)
+    bix, biy, biz, bir = bnames[inner]
+    for i in range(t.gbeg[outer], t.gend[outer]):
+        ri = repr_f32(t.spheres[i][3])
+        lines.append(pad + f"{{ const int near = hit2({ref(i)}, F({ri}), {bix}, {biy}, {biz}, {bir}) & cand;")
+        lines.append(pad + "  if (near) {")
+        if compact:
+            lines.append(pad + f"    for (int j = {t.gbeg[inner]}; j < {t.gend[inner]}; ++j) {{ const int h = hit2({ref(i)}, "
+                         f"F({ri}), {arrays}sx[j], {arrays}sy[j], {arrays}sz[j], F(kRadius[j])) & near;"
+                         f" if (h) {{ done |= h; if (done == ALL) {leave}; cand &= ~h; }} }}")
+        else:
+            for j in range(t.gbeg[inner], t.gend[inner]):
+                rj = repr_f32(t.spheres[j][3])
+                lines.append(pad + f"    {{ const int h = hit2({ref(i)}, F({ri}), {ref(j)}, F({rj})) & near;"
+                             f" if (h) {{ done |= h; if (done == ALL) {leave}; cand &= ~h; }} }}")
+        lines.append(pad + "  }")
+        lines.append(pad + "}")
+    return lines
+
+
 def generate(robot, name: str = "robot", compact: bool = False) -> str:
     """compact: unlisted self-collision pairs loop over the inner group's spheres at run time."""
     prog = robot._program
-    dof = prog.dof
-    nb = len(prog.body_parent)
-    spheres = np.asarray(prog.spheres, dtype=np.float32)
-    gbound = np.asarray(prog.group_bound, dtype=np.float32)
-    gbody = [int(x) for x in prog.group_body]
-    gbeg = [int(x) for x in prog.group_begin]
-    gend = [int(x) for x in prog.group_end]
-    ng = len(gbody)
-    pairs = np.asarray(prog.pairs).reshape(-1, 2)
-    pr = None if prog.pair_ranges is None else np.asarray(prog.pair_ranges).reshape(-1, 2)
-    sp = None if prog.sphere_pairs is None else np.asarray(prog.sphere_pairs).reshape(-1, 2)
-    lower = np.asarray(prog.lower, dtype=np.float64)
-    upper = np.asarray(prog.upper, dtype=np.float64)
-    wrap = np.asarray(prog.wrap)
+    t = Tables(prog)
+    dof, nb, spheres, gbound, gbody, gbeg, gend, ng = t.dof, t.nb, t.spheres, t.gbound, t.gbody, t.gbeg, t.gend, t.ng
+    pairs, lower, upper, wrap = t.pairs, t.lower, t.upper, t.wrap
 
     out = [PRELUDE % {"name": name}]
     out.append(f"enum {{ DOF = {dof}, N_SPHERES = {len(spheres)} }};")
@@ -354,41 +412,7 @@ def generate(robot, name: str = "robot", compact: bool = False) -> str:
         self_lines.append("      if (cand) {")
         self_lines += ensure_placed(a, 4)
         self_lines += ensure_placed(g, 4)
-        listed = pr is not None and pr[p, 0] >= 0
-        if listed:
-            cur = -1
-            first = True
-            for k in range(pr[p, 0], pr[p, 1]):
-                i, j = int(sp[k, 0]), int(sp[k, 1])
-                ri, rj = repr_f32(spheres[i][3]), repr_f32(spheres[j][3])
-                if i != cur:
-                    if not first:
-                        self_lines.append("        }")
-                    first = False
-                    cur = i
-                    self_lines.append(f"        {{ int near = hit2(sx[{i}], sy[{i}], sz[{i}], F({ri}), {gx}, {gy}, {gz}, {gr}) & cand;")
-                self_lines.append(f"          if (near) {{ const int h = hit2(sx[{i}], sy[{i}], sz[{i}], F({ri}), sx[{j}], sy[{j}], sz[{j}], F({rj})) & near;"
-                                  f" if (h) {{ done |= h; if (done == ALL) goto finish; near &= ~h; cand &= ~h; }} }}")
-            if not first:
-                self_lines.append("        }")
-        else:
-            na, ngs = gend[a] - gbeg[a], gend[g] - gbeg[g]
-            outer, inner = (a, g) if na >= ngs else (g, a)
-            bix, biy, biz, bir = bnames[inner]
-            for i in range(gbeg[outer], gend[outer]):
-                ri = repr_f32(spheres[i][3])
-                self_lines.append(f"        {{ const int near = hit2(sx[{i}], sy[{i}], sz[{i}], F({ri}), {bix}, {biy}, {biz}, {bir}) & cand;")
-                self_lines.append("          if (near) {")
-                if compact:
-                    self_lines.append(f"            for (int j = {gbeg[inner]}; j < {gend[inner]}; ++j) {{ const int h = hit2(sx[{i}], sy[{i}], sz[{i}], F({ri}), sx[j], sy[j], sz[j], F(kRadius[j])) & near;"
-                                      f" if (h) {{ done |= h; if (done == ALL) goto finish; cand &= ~h; }} }}")
-                else:
-                    for j in range(gbeg[inner], gend[inner]):
-                        rj = repr_f32(spheres[j][3])
-                        self_lines.append(f"            {{ const int h = hit2(sx[{i}], sy[{i}], sz[{i}], F({ri}), sx[{j}], sy[{j}], sz[{j}], F({rj})) & near;"
-                                          f" if (h) {{ done |= h; if (done == ALL) goto finish; cand &= ~h; }} }}")
-                self_lines.append("          }")
-                self_lines.append("        }")
+        self_lines += sphere_pair_lines(t, p, a, g, bnames, "", "goto finish", compact, 8)
         self_lines.append("      }")
         self_lines.append("    }")
 
@@ -622,20 +646,9 @@ def generate_split(robot, name: str = "robot", n_files: int = 2, compact: bool =
     centres are bit-identical; only the order of calls and where values live (memory) differ.
     """
     prog = robot._program
-    dof = prog.dof
-    nb = len(prog.body_parent)
-    spheres = np.asarray(prog.spheres, dtype=np.float32)
-    gbound = np.asarray(prog.group_bound, dtype=np.float32)
-    gbody = [int(x) for x in prog.group_body]
-    gbeg = [int(x) for x in prog.group_begin]
-    gend = [int(x) for x in prog.group_end]
-    ng = len(gbody)
-    pairs = np.asarray(prog.pairs).reshape(-1, 2)
-    pr = None if prog.pair_ranges is None else np.asarray(prog.pair_ranges).reshape(-1, 2)
-    sp = None if prog.sphere_pairs is None else np.asarray(prog.sphere_pairs).reshape(-1, 2)
-    lower = np.asarray(prog.lower, dtype=np.float64)
-    upper = np.asarray(prog.upper, dtype=np.float64)
-    wrap = np.asarray(prog.wrap)
+    t = Tables(prog)
+    dof, nb, spheres, gbound, gbody, gbeg, gend, ng = t.dof, t.nb, t.spheres, t.gbound, t.gbody, t.gbeg, t.gend, t.ng
+    pairs, lower, upper, wrap = t.pairs, t.lower, t.upper, t.wrap
 
     # ---- FK + bounds (one function) ----
     e = Emitter()
@@ -744,46 +757,11 @@ def generate_split(robot, name: str = "robot", n_files: int = 2, compact: bool =
     pair_src = []
     for p, (a, g) in enumerate(pairs):
         a, g = int(a), int(g)
-        gx, gy, gz, gr = bnames[g]
         L = [f"// pair {p}: groups {a}, {g}", f"__attribute__((noinline)) int sp_pair_{p}(State* S, int cand, int done) {{",
              "  const int ALL = 0xFF;"]
         L += ensure(a, 1)
         L += ensure(g, 1)
-        listed = pr is not None and pr[p, 0] >= 0
-        if listed:
-            cur = -1
-            first = True
-            for k in range(pr[p, 0], pr[p, 1]):
-                i, j = int(sp[k, 0]), int(sp[k, 1])
-                ri, rj = repr_f32(spheres[i][3]), repr_f32(spheres[j][3])
-                if i != cur:
-                    if not first:
-                        L.append("  }")
-                    first = False
-                    cur = i
-                    L.append(f"  {{ int near = hit2({sref(i)}, F({ri}), {gx}, {gy}, {gz}, {gr}) & cand;")
-                L.append(f"    if (near) {{ const int h = hit2({sref(i)}, F({ri}), {sref(j)}, F({rj})) & near;"
-                         f" if (h) {{ done |= h; if (done == ALL) return done; near &= ~h; cand &= ~h; }} }}")
-            if not first:
-                L.append("  }")
-        else:
-            na, ngs = gend[a] - gbeg[a], gend[g] - gbeg[g]
-            outer, inner = (a, g) if na >= ngs else (g, a)
-            bix, biy, biz, bir = bnames[inner]
-            for i in range(gbeg[outer], gend[outer]):
-                ri = repr_f32(spheres[i][3])
-                L.append(f"  {{ const int near = hit2({sref(i)}, F({ri}), {bix}, {biy}, {biz}, {bir}) & cand;")
-                L.append("    if (near) {")
-                if compact:
-                    L.append(f"      for (int j = {gbeg[inner]}; j < {gend[inner]}; ++j) {{ const int h = hit2({sref(i)}, F({ri}), S->sx[j], S->sy[j], S->sz[j], F(kRadius[j])) & near;"
-                             f" if (h) {{ done |= h; if (done == ALL) return done; cand &= ~h; }} }}")
-                else:
-                    for j in range(gbeg[inner], gend[inner]):
-                        rj = repr_f32(spheres[j][3])
-                        L.append(f"      {{ const int h = hit2({sref(i)}, F({ri}), {sref(j)}, F({rj})) & near;"
-                                 f" if (h) {{ done |= h; if (done == ALL) return done; cand &= ~h; }} }}")
-                L.append("    }")
-                L.append("  }")
+        L += sphere_pair_lines(t, p, a, g, bnames, "S->", "return done", compact, 2)
         L.append("  return done;")
         L.append("}")
         pair_src.append("\n".join(L))
