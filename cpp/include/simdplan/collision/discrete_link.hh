@@ -197,6 +197,15 @@ SIMDPLAN_INLINE bool edge_far(const RobotView& rb, const EnvironmentView& env, c
   return all;
 }
 
+// Whether discrete Link's later chunks may skip the tests its first chunk proves far (edge_far).
+// edge_far costs about what a chunk's tests cost without its frames, so it pays from three chunks on
+// (kFarChunks); among the obstacle tree's many obstacles its scans would cost more still.
+template <class V>
+SIMDPLAN_INLINE bool link_skips_far(const RobotView& rb, const EnvironmentView& env, int64_t first, int64_t last) {
+  const int64_t P = (last - first + V::W) / V::W;
+  return V::W > 1 && last >= first && P >= kFarChunks && rb.far_skip != 0 && !tree_serves<V>(env);
+}
+
 // Discrete Link(a, b): samples s_i = a + (i/n)(b - a) for i = first .. last (0 <= first, last <= n),
 // built in the lanes (no row-major staging) in rake order: chunk c holds i = first + c + P*l for
 // lane l, so the first chunk already spans the edge and most colliding edges end in it.
@@ -207,39 +216,13 @@ SIMDPLAN_INLINE bool edge_far(const RobotView& rb, const EnvironmentView& env, c
 template <class V>
 bool check_motion(const RobotView& rb, const EnvironmentView& env, const float* a, const float* b, int64_t n,
                   int64_t first, int64_t last, float padding, float* scratch, CheckState& state) {
-  using M = typename V::Mask;
-  constexpr int W = V::W;
-  state.link_samples = 0;
-  if (last < first) return true;
   const LaneScratch<V> s(rb, scratch);
-  const int64_t P = (last - first + W) / W;  // chunks
-  alignas(64) float t[W];
-  // edge_far costs about what a chunk's tests cost without its frames, so it pays from three chunks
-  // on (kFarChunks); among the obstacle tree's many obstacles its scans would cost more still
-  const bool skip_far = V::W > 1 && P >= kFarChunks && rb.far_skip != 0 && !tree_serves<V>(env);
-  const float* far = nullptr;
-  for (int64_t c = 0; c < P; ++c) {
-    uint32_t skip = 0;
-    for (int l = 0; l < W; ++l) {
-      const int64_t i = first + c + P * l;
-      if (i > last) skip |= 1u << l;
-      // NOTE: t in double then rounded, as the planners' other samples (Checker, interpolate)
-      t[l] = (i > last) ? 0.0f : float(double(i) / double(n));
-    }
-    const V tv = V::load(t);
-    for (int32_t j = 0; j < rb.dof; ++j) s.q[j] = V::fill(a[j]) + tv * V::fill(b[j] - a[j]);
-    const M done = check_lanes(rb, env, s, padding, M::from_bits(skip), true, state, far);
-    state.link_samples += W - __builtin_popcount(skip);
-    if (done.bits() & ~skip) return false;
-    if (c == 0 && skip_far) {
-      if (edge_far(rb, env, s, a, b, n, P, padding, ~M::from_bits(skip))) {
-        state.link_samples = last - first + 1;  // the later chunks are proven free, so checked too
-        return true;
-      }
-      far = s.far;
-    }
-  }
-  return true;
+  return link_chunks(
+      rb, a, b, n, first, last, s, state, link_skips_far<V>(rb, env, first, last),
+      [&](typename V::Mask initial, const float* far) {
+        return check_lanes(rb, env, s, padding, initial, true, state, far);
+      },
+      [&](typename V::Mask live, int64_t P) { return edge_far(rb, env, s, a, b, n, P, padding, live); });
 }
 
 }  // namespace simdplan::SIMDPLAN_NS
