@@ -1,6 +1,7 @@
 // robots.cc: binds the compiled RobotModel (simdplan.robots builds it from a URDF).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -62,6 +63,36 @@ nb::tuple ik_tuple(const IkOutput& out, int32_t dof_) {
   for (size_t i = 0; i < n; ++i) err[2 * i] = out.pos_err[i], err[2 * i + 1] = out.rot_err[i];
   const char* stopped = out.stopped == Deadline::Stop::time_limit ? "time_limit" : "";
   return nb::make_tuple(solutions, errors, out.attempts, out.iterations, out.colliding, stopped);
+}
+
+// The RobotView's tables as lists, by field name: what a kernel generated for this robot reads
+// (python/simdplan/specialize), exactly as the generic kernels see them (after the load-time
+// tables of robot_shortcuts.cc).
+nb::dict view_tables(const RobotModel& r) {
+  const RobotView& v = r.view();
+  nb::dict d;
+  auto ints = [](const int32_t* p, int64_t n) { return std::vector<int32_t>(p, p + n); };
+  auto floats = [](const float* p, int64_t n) { return std::vector<float>(p, p + n); };
+  const int64_t nb_ = v.n_bodies, ng = v.n_groups, np = v.n_pairs, nk = v.n_pair_blocks;
+  d["dof"] = v.dof, d["n_bodies"] = v.n_bodies, d["n_groups"] = v.n_groups;
+  d["n_static_groups"] = v.n_static_groups, d["n_spheres"] = v.n_spheres, d["n_pairs"] = v.n_pairs;
+  d["n_pair_blocks"] = v.n_pair_blocks, d["list_max_padding"] = v.list_max_padding, d["far_skip"] = v.far_skip;
+  d["body_parent"] = ints(v.body_parent, nb_), d["body_kind"] = ints(v.body_kind, nb_);
+  d["body_dof"] = ints(v.body_dof, nb_), d["body_scale"] = floats(v.body_scale, nb_);
+  d["body_offset"] = floats(v.body_offset, nb_), d["body_origin"] = floats(v.body_origin, 12 * nb_);
+  d["body_axes"] = ints(v.body_axes, nb_), d["body_perm"] = ints(v.body_perm, 4 * nb_);
+  d["body_sign"] = floats(v.body_sign, 4 * nb_);
+  d["group_body"] = ints(v.group_body, ng), d["group_begin"] = ints(v.group_begin, ng);
+  d["group_end"] = ints(v.group_end, ng), d["group_bound"] = floats(v.group_bound, 4 * ng);
+  d["body_bound"] = floats(v.body_bound, 4 * nb_), d["body_group_begin"] = ints(v.body_group_begin, nb_);
+  d["body_group_end"] = ints(v.body_group_end, nb_), d["spheres"] = floats(v.spheres, 4 * int64_t(v.n_spheres));
+  d["pairs"] = ints(v.pairs, 2 * np), d["pair_ranges"] = ints(v.pair_ranges, 2 * np);
+  int64_t n_listed = 0;
+  for (int64_t p = 0; p < np; ++p) n_listed = std::max<int64_t>(n_listed, v.pair_ranges[2 * p + 1]);
+  d["sphere_pairs"] = ints(v.sphere_pairs, 2 * n_listed);
+  d["pair_block_begin"] = ints(v.pair_block_begin, nk + 1), d["pair_order"] = ints(v.pair_order, np);
+  d["pair_block_side"] = ints(v.pair_block_side, 2 * nk);
+  return d;
 }
 
 }  // namespace
@@ -300,7 +331,18 @@ void bind_robots(nb::module_& m) {
               out.append(nb::make_tuple(c.self, c.sphere, c.other, c.kind, c.depth));
             return out;
           },
-          nb::arg("env"), nb::arg("q"), nb::arg("padding"));
+          nb::arg("env"), nb::arg("q"), nb::arg("padding"))
+      .def("view_tables", &view_tables)
+      .def(
+          "attach_kernels",
+          [](RobotModel& r, const std::string& path, const std::string& key) {
+            nb::gil_scoped_release release;
+            r.attach_kernels(path, key);
+          },
+          nb::arg("path"), nb::arg("key"))
+      .def("detach_kernels", &RobotModel::detach_kernels)
+      .def("reattach_kernels", &RobotModel::reattach_kernels)
+      .def_prop_ro("kernel_kind", [](const RobotModel& r) { return std::string(r.kernel_kind()); });
 }
 
 }  // namespace simdplan::bind

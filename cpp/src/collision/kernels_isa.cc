@@ -89,9 +89,33 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
   fk_bodies_batch<VecK>(*rb, q, n, out, scratch);
 }
 
+template <class V>
+uint32_t environment(const RobotView* rb, const EnvironmentView* env, float* scratch, float padding, uint32_t done,
+                     bool stop_at_first, CheckState* state, const float* far, int32_t* stop) {
+  const LaneScratch<V> s(*rb, scratch);
+  auto mask = V::Mask::from_bits(done);
+  *stop = environment_lanes(*rb, *env, s, padding, mask, stop_at_first, *state, far) ? 1 : 0;
+  return mask.bits();
+}
+
+template <class V>
+bool far_after_first(const RobotView* rb, const EnvironmentView* env, float* scratch, const float* a, const float* b,
+                     int64_t n, int64_t P, float padding, uint32_t live) {
+  const LaneScratch<V> s(*rb, scratch);
+  return edge_far(*rb, *env, s, a, b, n, P, padding, V::Mask::from_bits(live));
+}
+
+template <class V>
+bool skips_far(const RobotView* rb, const EnvironmentView* env, int64_t first, int64_t last) {
+  return link_skips_far<V>(*rb, *env, first, last);
+}
+
+const SpecializedSupport kSupport = {&environment<VecK>,     &environment<VecN>, &far_after_first<VecK>,
+                                     &far_after_first<VecN>, &skips_far<VecK>,   &skips_far<VecN>};
+
 const KernelTable kTable = {kThisIsaName, VecK::W,       VecN::W,       VecN::W,     &scratch_floats,
                              &check,       &motion<VecN>, &motion<VecK>, &one_floats, &one,
-                             &dist_floats, &distances,    &fk_spheres,   &fk_bodies};
+                             &dist_floats, &distances,    &fk_spheres,   &fk_bodies, &kSupport};
 
 }  // namespace
 }  // namespace SIMDPLAN_NS

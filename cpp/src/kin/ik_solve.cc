@@ -112,7 +112,7 @@ std::vector<IkOutput> solve_ik(const RobotModel& robot, const Environment& env, 
   std::vector<IkOutput> out(static_cast<size_t>(n_poses));
   if (n_poses == 0) return out;
   const IkKernels& ik = ik_kernels_active();
-  const KernelTable& k = active();
+  const KernelTable& k = robot.kernels();
   const RobotView& rb = robot.view();
   const int32_t dof = robot.dof();
   const int32_t W = ik.lanes;

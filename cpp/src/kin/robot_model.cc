@@ -256,7 +256,7 @@ bool RobotModel::convert_row(const Strided& q, int64_t r, float* out, const char
 
 bool RobotModel::is_valid(const Environment& env, const Strided& q, float padding) const {
   require_clouds(env, padding);
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   alignas(64) float row[64];
   std::vector<float>& big = row_buffer();
   float* qf = row;
@@ -270,7 +270,7 @@ bool RobotModel::is_valid(const Environment& env, const Strided& q, float paddin
 
 void RobotModel::is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const {
   require_clouds(env, padding);
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   // PERF: convert in blocks so the float copy stays in L1 while the kernel reads it.
   constexpr int64_t kBlock = 256;
   std::vector<float>& buf = row_buffer();
@@ -321,7 +321,7 @@ int64_t RobotModel::motion_samples(const Strided& q0, const Strided& q1, double 
 bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                                  float padding) const {
   require_clouds(env, padding);
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   bool in_limits;
   const int64_t n = edge_intervals(q0, q1, resolution, in_limits);
   if (!in_limits) return false;  // limits form a box, so the segment is in limits iff both ends are
@@ -357,7 +357,7 @@ bool RobotModel::is_motion_valid(const Environment& env, const Strided& q0, cons
 bool RobotModel::planner_link(const Environment& env, const Strided& q0, const Strided& q1, double resolution,
                               float padding, bool wide, int64_t* samples) const {
   require_clouds(env, padding);
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   bool in_limits;
   const int64_t n = edge_intervals(q0, q1, resolution, in_limits);
   if (samples != nullptr) *samples = 0;
@@ -373,14 +373,14 @@ bool RobotModel::planner_link(const Environment& env, const Strided& q0, const S
 }
 
 void RobotModel::fk_spheres(const Strided& q, float* out) const {
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   std::vector<float> qf(size_t(q.rows) * std::max(a_.dof, 1));
   for (int64_t r = 0; r < q.rows; ++r) convert_row(q, r, qf.data() + r * a_.dof, "Q");
   k.fk_spheres(&view_, qf.data(), q.rows, out, scratch(k.scratch_floats(&view_)));
 }
 
 void RobotModel::fk_bodies(const Strided& q, float* out) const {
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   std::vector<float> qf(size_t(q.rows) * std::max(a_.dof, 1));
   for (int64_t r = 0; r < q.rows; ++r) convert_row(q, r, qf.data() + r * a_.dof, "Q");
   k.fk_bodies(&view_, qf.data(), q.rows, out, scratch(k.scratch_floats(&view_)));
@@ -457,7 +457,7 @@ std::vector<Contact> RobotModel::contacts(const Environment& env, const Strided&
 void RobotModel::clearance_many(const Environment& env, const Strided& q, float padding, float* env_out,
                                 float* self_out, float cap) const {
   require_distances(env);
-  const KernelTable& k = active();
+  const KernelTable& k = kernels();
   const int32_t W = k.distance_lanes, ng = view_.n_groups, np = view_.n_pairs;
   std::vector<float> rows(size_t(W) * std::max(a_.dof, 1));
   std::vector<float> cap_env(size_t(std::max(ng, 1)), cap), cap_pair(size_t(std::max(np, 1)), cap);
@@ -487,7 +487,7 @@ CertifyResult RobotModel::certify_motion(const Environment& env, const Strided& 
   const std::vector<float> ends = raw_ends(q0, q1, ok0, ok1);
   if (!ok0 || !ok1) return {kCertCollision, 0, ok0 ? 1.0 : 0.0};
   // NOTE: a fresh workspace per call (about a microsecond); planners keep theirs for a whole plan.
-  CertifiedLink link(view_, active());
+  CertifiedLink link(view_, kernels());
   return link.check(env.view(), ends.data(), ends.data() + a_.dof, padding, min_step);
 }
 

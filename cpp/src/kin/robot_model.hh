@@ -5,6 +5,7 @@
 // without a copy. Non-finite values throw std::domain_error naming the entry; values outside the
 // limits are not errors: the configuration is simply invalid.
 #pragma once
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -71,6 +72,26 @@ class RobotModel {
   // Joint limits as float, rounded inward so every float inside them is inside the double limits.
   std::vector<float> float_limits(bool upper) const;
   const RobotView& view() const { return view_; }
+
+  // The kernels every check of this robot runs: its specialized table when one is attached for the
+  // active ISA, else the active ISA's generic table. Read once per call into the core, so a kernel
+  // attached meanwhile takes effect from the next call.
+  const KernelTable& kernels() const;
+  // Loads a kernel library generated for this robot (python/simdplan/specialize), checks its ABI, ISA
+  // and key, compares its answers with the generic kernel's on a sample of configurations and edges,
+  // and only then attaches it. Throws std::runtime_error naming what was wrong; the robot then keeps
+  // its current kernels.
+  void attach_kernels(const std::string& path, const std::string& key);
+  // Back to the generic kernels; reattach_kernels() returns to the last attached one (false if none).
+  // For side-by-side runs: switching costs nothing and loads nothing.
+  void detach_kernels() { special_.store(nullptr, std::memory_order_release); }
+  bool reattach_kernels() {
+    const KernelTable* t = loaded_.load(std::memory_order_acquire);
+    special_.store(t, std::memory_order_release);
+    return t != nullptr;
+  }
+  // "specialized" when kernels() returns an attached table, else "generic"
+  const char* kernel_kind() const;
 
   bool is_valid(const Environment& env, const Strided& q, float padding) const;
   void is_valid_many(const Environment& env, const Strided& q, float padding, uint8_t* out) const;
@@ -150,6 +171,10 @@ class RobotModel {
   std::vector<int32_t> body_group_begin_, body_group_end_;
   std::vector<int32_t> pair_block_begin_, pair_order_, pair_block_side_;  // RobotView's pair blocks
   RobotView view_{};
+  // NOTE: attached tables (and their libraries) are never freed: a call in another thread may still
+  // run them. One per attach, so a robot compiled once costs a few hundred bytes and one mapping.
+  std::atomic<const KernelTable*> special_{nullptr};
+  std::atomic<const KernelTable*> loaded_{nullptr};  // the last attached, kept by detach_kernels
 };
 
 }  // namespace simdplan

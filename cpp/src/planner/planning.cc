@@ -195,7 +195,7 @@ PlanOutput plan(const RobotModel& robot, const Environment& env, const std::stri
                     ends))
     return out;
   const std::vector<float> lo = robot.float_limits(false), hi = robot.float_limits(true);
-  Checker check(robot.view(), env.view(), active(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
+  Checker check(robot.view(), env.view(), robot.kernels(), s.padding, s.resolution, lo, hi, out.stats, s.certified,
                 out.min_step);
   check.set_deadline(&deadline);
   std::vector<float> q0 = to_float(ends.data(), dof), qg = to_float(ends.data() + dof, size_t(n_goals) * dof);
@@ -226,7 +226,7 @@ int64_t PrmSession::grow(int64_t n_samples, double time_limit, Interrupt* interr
   robot_.require_clouds(env_, settings_.padding);
   if (settings_.certified) robot_.require_distances(env_);
   PlannerStats stats;
-  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_, stats,
+  Checker check(robot_.view(), env_.view(), robot_.kernels(), settings_.padding, settings_.resolution, lower_, upper_, stats,
                 settings_.certified, settings_.min_step);
   check.set_deadline(&deadline);
   const int64_t drawn = roadmap_.grow(check, sampler_, n_samples, settings_.prm_neighbors, deadline);
@@ -245,7 +245,7 @@ PlanOutput PrmSession::query(const double* start, const double* goals, int32_t n
     return out;
   // NOTE: the roadmap's edges were checked with the session's padding and resolution; a query
   // uses those too, so every roadmap edge has one meaning.
-  Checker check(robot_.view(), env_.view(), active(), settings_.padding, settings_.resolution, lower_, upper_,
+  Checker check(robot_.view(), env_.view(), robot_.kernels(), settings_.padding, settings_.resolution, lower_, upper_,
                 out.stats, settings_.certified, out.min_step);
   check.set_deadline(&deadline);
   const int32_t dof = robot_.dof();

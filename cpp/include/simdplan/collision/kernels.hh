@@ -22,6 +22,27 @@ enum DistanceFlags : uint32_t {
                              // planes without GJK); negative values stay exact. For certificates.
 };
 
+// What the core lends a kernel generated per robot (python/simdplan/specialize): the parts of a pass
+// that do not depend on the robot's shape, run on a LaneScratch (collision/lane_scratch.hh) in
+// `scratch` whose frames and bounds the generated code computed. Suffix k: the lanes of `check` and
+// `check_motion_wide`; n: those of `check_motion` (the same type where the ISA has one width).
+struct SpecializedSupport {
+  // collision/validity.hh environment_lanes on the lanes not in `done`; returns the new done bits,
+  // *stop = 1 when the caller should stop
+  uint32_t (*environment_k)(const RobotView* robot, const EnvironmentView* env, float* scratch, float padding,
+                            uint32_t done, bool stop_at_first, CheckState* state, const float* far, int32_t* stop);
+  uint32_t (*environment_n)(const RobotView* robot, const EnvironmentView* env, float* scratch, float padding,
+                            uint32_t done, bool stop_at_first, CheckState* state, const float* far, int32_t* stop);
+  // collision/discrete_link.hh edge_far after the first of P chunks (fills the scratch's far flags)
+  bool (*edge_far_k)(const RobotView* robot, const EnvironmentView* env, float* scratch, const float* a,
+                     const float* b, int64_t n, int64_t P, float padding, uint32_t live);
+  bool (*edge_far_n)(const RobotView* robot, const EnvironmentView* env, float* scratch, const float* a,
+                     const float* b, int64_t n, int64_t P, float padding, uint32_t live);
+  // collision/discrete_link.hh link_skips_far
+  bool (*skips_far_k)(const RobotView* robot, const EnvironmentView* env, int64_t first, int64_t last);
+  bool (*skips_far_n)(const RobotView* robot, const EnvironmentView* env, int64_t first, int64_t last);
+};
+
 struct KernelTable {
   const char* name;  // "scalar", "avx2", "avx512"
   // configurations evaluated together by check, check_motion_wide and the FK kernels
@@ -78,6 +99,24 @@ struct KernelTable {
 
   // Forward kinematics of n configurations: body frames (n x n_bodies x 12, row-major [R | t]).
   void (*fk_bodies)(const RobotView* robot, const float* q, int64_t n, float* out, float* scratch);
+
+  // lent to the kernels generated per robot for this ISA
+  const SpecializedSupport* support;
+};
+
+// What a kernel library generated for one robot exports (python/simdplan/specialize): the entries of
+// its ISA's KernelTable it replaces, each giving the same answers as the one it replaces. The library
+// exports `extern "C" const SpecializedKernels* simdplan_specialized_kernels(const SpecializedSupport*)`
+// (given its ISA's support table, which it keeps); RobotModel::attach_kernels refuses it unless abi,
+// isa and key match what the caller expects.
+constexpr uint32_t kSpecializedAbi = 1;  // bump whenever this struct or a replaced signature changes
+struct SpecializedKernels {
+  uint32_t abi;     // kSpecializedAbi of the headers it was built from
+  const char* isa;  // KernelTable::name of the ISA build it replaces entries of
+  const char* key;  // the key it was generated for (robot content, ISA, compiler, simdplan version)
+  decltype(KernelTable::check) check;
+  decltype(KernelTable::check_motion) check_motion;
+  decltype(KernelTable::check_motion_wide) check_motion_wide;
 };
 
 // The tables of the ISA builds that were compiled in (nullptr where not compiled).
