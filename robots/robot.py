@@ -27,6 +27,7 @@ from simdplan.robots.kinematics import compile_program
 from simdplan.robots.program import Program
 from simdplan.robots.reports import CERT_STATUS, DistanceReport, MotionCertificate, Proximity, Violation
 from simdplan.robots.self_collision import certify_self_collision
+from simdplan import specialize
 from simdplan.transforms import check_pose_matrix
 from simdplan.validation import check_padding, sphere_array
 
@@ -168,6 +169,8 @@ class Robot:
         self._wrap_mask = self._program.wrap.astype(bool)
         self._wrap_mask.flags.writeable = False
         self._wraps = bool(self._wrap_mask.any())  # any continuous joint wrapped (checked per plan call)
+        # the kernel specialized for this robot: attached now if cached, else built in the background
+        self._kernel_status = specialize.on_load(self)
 
     def __reduce__(self):
         # pickling (e.g. Ray's object store) carries the description, which holds every sphere, so
@@ -554,6 +557,32 @@ class Robot:
     def has_continuous(self) -> bool:
         """Whether any joint is continuous."""
         return self._wraps
+
+    @property
+    def kernel(self) -> str:
+        """Which kernels this robot's checks run now: ``"specialized"`` (generated and compiled for
+        this robot, simdplan.specialize) or ``"generic"``. See ``kernel_info`` for why."""
+        return self._model.kernel_kind
+
+    @property
+    def kernel_info(self) -> dict:
+        """The specialized kernel's state (generic, building, specialized, failed), the reason when
+        generic or failed, its cache key, ISA and file, and the seconds its build and load took."""
+        return dict(self._kernel_status.as_dict(), kernel=self.kernel)
+
+    def compile(self, wait: bool = True) -> dict:
+        """Builds this robot's specialized kernel now (or loads it from the cache) and attaches it;
+        with wait=False the build runs in the background. Returns kernel_info. Planning works the same
+        either way (same answers); the specialized kernel is faster. SIMDPLAN_JIT=off is not consulted:
+        calling this is asking for it."""
+        status = self._kernel_status
+        if status.state == "building":
+            status.done.wait()
+        if self.kernel != "specialized":
+            self._kernel_status = specialize.compile_robot(self, wait=wait)
+            if wait:
+                self._kernel_status.done.wait()
+        return self.kernel_info
 
     @property
     def core(self):

@@ -7,10 +7,18 @@ import os
 import signal
 import sys
 
+import tempfile
+
 import pytest
 from hypothesis import HealthCheck, settings
 
-import simdplan
+# Kernels specialized per robot (simdplan.specialize) are built only by the tests that ask for them
+# (tests/test_specialize.py): hundreds of robots load here, and a background build for each would
+# take the machine. They go to a private cache, never the user's. Subprocesses inherit both.
+os.environ.setdefault("SIMDPLAN_JIT", "off")
+os.environ.setdefault("SIMDPLAN_CACHE_DIR", tempfile.mkdtemp(prefix="simdplan-test-kernels-"))
+
+import simdplan  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # so tests can `import reference`
 
