@@ -84,7 +84,24 @@ def info() -> dict:
         "compiled_isas": list(_core.compiled_isas()),
         "forced_by_env": os.environ.get(_ISA_ENV) or None,
         "cpu": cpu_model(),
+        **_kernel_info(),
     }
+
+
+def _kernel_info() -> dict:
+    """How robots get their specialized kernels (simdplan.specialize): SIMDPLAN_JIT, the compiler,
+    the cache folder (or why it cannot be used). Robot.kernel says which kernel a robot runs."""
+    from simdplan.specialize import build, cache, jit_mode
+
+    try:
+        jit = jit_mode()
+    except ValueError as exc:
+        jit = str(exc)
+    try:
+        folder = str(cache.cache_dir(create=False))
+    except cache.UnsafeCacheError as exc:
+        folder = f"refused: {exc}"
+    return {"jit": jit, "kernel_compiler": build.find_compiler() or "none found", "kernel_cache": folder}
 
 
 try:

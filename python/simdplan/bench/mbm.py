@@ -258,6 +258,8 @@ def report(machine: dict, robot, settings: dict, summary: dict, order: list[str]
         f"machine: {machine['cpu_model']} ({machine['cpu_count']} CPUs), {machine['platform']}, "
         f"Python {machine['python']}; load average {', '.join(f'{x:.2f}' for x in machine['loadavg'] or [])}",
         f"simdplan.info(): {si}",
+        "kernel: " + (f"specialized ({robot.kernel_info['isa']}, key {robot.kernel_info['key'][:12]})"
+                      if robot.kernel == "specialized" else f"generic ({robot.kernel_info['reason'] or 'chosen'})"),
     ]
     what = (f"point clouds sampled on the {mode} obstacles" if pointcloud else f"mode {mode}" if
             obstacles == "primitives" else f"the {mode} obstacles as {obstacles}")

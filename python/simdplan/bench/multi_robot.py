@@ -65,11 +65,26 @@ class RobotRun:
     generate_s: float
     # Link mode -> its records, every mode planned (``records`` are the first mode's)
     by_link: dict = dataclasses.field(default_factory=dict)
+    # kernel (generic, specialized) -> the first Link mode's records with it, every kernel planned
+    # (``records`` are the first kernel's); kernel_info: the robot's specialized kernel (compile time...)
+    by_kernel: dict = dataclasses.field(default_factory=dict)
+    kernel_info: dict = dataclasses.field(default_factory=dict)
+
+
+KERNELS = ("generic", "specialized")
+
+
+def use_kernel(robot, kernel: str) -> None:
+    """Switches the robot to its generic kernels or back to its specialized one (attached before)."""
+    if kernel == "generic":
+        robot.core.detach_kernels()
+    elif not robot.core.reattach_kernels():
+        raise RuntimeError(f"{robot.name}: no specialized kernel attached")
 
 
 def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides: dict | None = None,
         vamp: str = "auto", progress=None, links: list[str] | None = None,
-        vamp_sampler: str = "halton", cloud=None) -> list[RobotRun]:
+        vamp_sampler: str = "halton", cloud=None, kernels: list[str] | None = None) -> list[RobotRun]:
     """Plans the generated problems of every robot in ``names``; ``overrides``: planner settings that
     replace the robot's defaults (time_limit, seed, ...). vamp: "auto" (side by side where VAMP is
     installed and has the robot), "on" (refuse when it cannot run), "off". ``progress(text)`` is
@@ -77,7 +92,9 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
     (records.links_in_turn; default: the overrides' link, else the robot's default); VAMP runs
     after them, compared with the first, with its ``vamp_sampler`` (vamp_baseline.SAMPLERS). cloud
     (bench.mbm.PointCloudSetting): each problem's obstacles are replaced by points sampled on their
-    surfaces, as ``bench mbm --pointcloud`` does, and VAMP gets the same sampled points."""
+    surfaces, as ``bench mbm --pointcloud`` does, and VAMP gets the same sampled points. kernels: the
+    robot's kernels to plan each problem with, in turn (KERNELS; default: the specialized one, built
+    before the first problem, or the generic ones where it cannot be built: kernel_info says why)."""
     from simdplan.bench import vamp_baseline
     from simdplan.bench.mbm import as_pointcloud
     from simdplan.planner.settings import PlannerSettings
@@ -96,6 +113,12 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
                 why = f"VAMP has no model of {name}"
             if base is None and vamp == "on":
                 raise RuntimeError(f"--vamp on: {why}")
+        info = robot.compile(wait=True) if kernels != ["generic"] else {"kernel": "generic", "reason": "--kernel generic"}
+        wanted = kernels or ["specialized"]
+        if info["kernel"] != "specialized":
+            if "generic" not in wanted and kernels:
+                raise RuntimeError(f"--kernel specialized: {name}: {info['reason']}")
+            wanted = ["generic"]
         defaults = dataclasses.asdict(robot.default_settings())
         defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
         modes = links or [defaults["link"]]
@@ -104,14 +127,22 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
             settings = PlannerSettings(**{**defaults, "link": link})
             chosen[link] = (settings, settings.validated())
         by_link: dict = {link: [] for link in modes}
+        by_kernel: dict = {k: [] for k in wanted}
         theirs, cost = [], []
         for i, p in enumerate(problems):
             fields, cloud_points = {}, None
             if cloud is not None:
                 fields, raw, kept = as_pointcloud(p, cloud.per_obstacle, cloud.min_dist, cloud.point_radius)
                 cloud_points = (raw, kept, cloud.min_dist, cloud.point_radius)
-            for link in links_in_turn(modes, i):
-                by_link[link].append({**plan_problem(p, *chosen[link]), **fields})
+            for kernel in links_in_turn(wanted, i):
+                use_kernel(robot, kernel)
+                for link in links_in_turn(modes, i):
+                    rec = {**plan_problem(p, *chosen[link]), **fields, "kernel": kernel}
+                    if kernel == wanted[0]:
+                        by_link[link].append(rec)
+                    if link == modes[0]:
+                        by_kernel[kernel].append(rec)
+            use_kernel(robot, wanted[0])
             cost.append(check_cost_ns(robot, p.env, seed + p.index))
             if base is not None:
                 checked = chosen[modes[0]][1]
@@ -119,7 +150,7 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
             if progress:
                 progress(f"{name} {p.name}")
         out.append(RobotRun(name, robot, problems, by_link[modes[0]], theirs, base.label if base else None, why, cost,
-                            gen_s, by_link))
+                            gen_s, by_link, by_kernel, info))
     return out
 
 
@@ -198,6 +229,14 @@ def summary(run_: RobotRun) -> dict:
     else:
         s["baseline"] = None
         s["baseline_why"] = run_.baseline_why
+    info = run_.kernel_info
+    s["kernel"] = next(iter(run_.by_kernel), info.get("kernel", "generic"))
+    s["kernel_compile_s"] = info.get("compile_seconds")
+    s["kernel_load_s"] = info.get("load_seconds")
+    s["kernel_reason"] = info.get("reason", "")
+    if len(run_.by_kernel) > 1:
+        s["kernels"] = {k: summarize(recs) for k, recs in run_.by_kernel.items()}
+        s["kernels_per_problem"] = per_problem_ratios(run_.by_kernel["generic"], run_.by_kernel["specialized"])
     if len(run_.by_link) > 1:
         s["links"] = {link: summarize(recs) for link, recs in run_.by_link.items()}
         s["links_per_problem"] = per_problem_ratios(run_.by_link["discrete"], run_.by_link["certified"])
@@ -261,7 +300,62 @@ def report(summaries: list[dict], families: list[str], per_family: int, seed: in
         out.append(_family_table(summaries))
     if any("links" in s for s in summaries):
         out.append(_link_table(summaries))
+    out.append(_kernel_lines(summaries))
+    if any("kernels" in s for s in summaries):
+        out.append(_kernel_table(summaries))
     return out
+
+
+def _kernel_lines(summaries: list[dict]) -> str:
+    """Which kernel each robot's table row ran, and what its specialized kernel cost to get."""
+    parts = []
+    for s in summaries:
+        if s["kernel"] == "specialized":
+            how = (f"built in {s['kernel_compile_s']:.1f} s" if s["kernel_compile_s"] is not None else "from the cache")
+            parts.append(f"{s['robot']} specialized ({how}, loaded in {1e3 * (s['kernel_load_s'] or 0):.0f} ms)")
+        else:
+            parts.append(f"{s['robot']} generic ({s['kernel_reason']})")
+    return "kernels: " + "; ".join(parts)
+
+
+def _kernel_table(summaries: list[dict]) -> Table:
+    """Specialized against generic kernels, robot by robot, planned one after the other on each problem."""
+    rows = []
+    for s in summaries:
+        if "kernels" not in s:
+            continue
+        g, k = s["kernels"]["generic"], s["kernels"]["specialized"]
+        per = s["kernels_per_problem"]
+
+        def ratio(key: str) -> str:
+            return f"{k[key] / g[key]:.2f}" if k[key] and g[key] else "-"  # noqa: B023
+
+        def per_problem(name: str) -> str:
+            r = per[f"{name}_median_ratio"]  # noqa: B023
+            return f"{r:.2f}" if r is not None else "-"
+
+        rows.append([s["robot"], f"{g['solved']} / {k['solved']}", fmt_us(g["planning_us_median"]),
+                     fmt_us(k["planning_us_median"]), ratio("planning_us_median"), ratio("planning_us_mean"),
+                     per_problem("planning"), fmt_us(g["total_us_median"]), fmt_us(k["total_us_median"]),
+                     ratio("total_us_median"), per_problem("total"),
+                     f"{s['kernel_compile_s']:.1f}" if s["kernel_compile_s"] is not None else "cached"])
+    header = [("robot", "left"), ("solved
+gen / spec", "right"), ("plan median
+generic", "right"),
+              ("plan median
+specialized", "right"), ("spec/gen
+median", "right"), ("spec/gen
+mean", "right"),
+              ("spec/gen
+per problem", "right"), ("plan+simp
+generic", "right"), ("plan+simp
+specialized", "right"),
+              ("spec/gen
+plan+simp", "right"), ("per problem
+plan+simp", "right"), ("build
+s", "right")]
+    return Table("specialized against generic kernels, each problem planned with both in turn (times in us)", header,
+                 rows, set())
 
 
 def _family_table(summaries: list[dict]) -> Table:

@@ -51,6 +51,7 @@ from simdplan.cli.bench import cmd_bench_mbm, cmd_bench_robots
 from simdplan.cli.generate import cmd_generate
 from simdplan.cli.ik import MASKS, cmd_ik
 from simdplan.cli.info import cmd_info
+from simdplan.cli.kernels import cmd_cache, cmd_compile
 from simdplan.cli.output import UserError, err, one_line
 from simdplan.cli.plan import cmd_plan
 from simdplan.cli.spherize import cmd_spherize
@@ -235,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--workers", type=int, metavar="N",
                    help="plan the problems at once on N threads (simdplan.plan_many; default: one by one, each with "
                         "the same seed); VAMP then runs one by one")
+    m.add_argument("--kernel", choices=("generic", "specialized"), default=None,
+                   help="the robot's kernels: specialized (built before the first problem, or taken from the "
+                        "cache), generic; default: specialized where it can be built, else generic")
     m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)
@@ -252,6 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--time-limit", type=float, metavar="S", help="per-problem planning time budget in seconds")
     r.add_argument("--link", choices=(*LINKS, "both"), default=None,
                    help="edge checks (default: each robot's default); both: every problem with each, compared")
+    r.add_argument("--kernel", choices=("generic", "specialized", "both"), default=None,
+                   help="the robots' kernels: specialized (built per robot before its first problem, or taken from "
+                        "the cache), generic, or both (every problem with each, compared); default: specialized "
+                        "where it can be built, else generic")
     _add_cloud_flags(r)
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "
@@ -285,6 +293,22 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--tolerance", type=float, default=0.01, metavar="M",
                    help="target protrusion beyond the mesh in metres (default 0.01)")
     z.set_defaults(func=cmd_spherize)
+
+    c = sub.add_parser("compile", parents=[debug], help="build a robot's specialized kernel ahead (for containers, "
+                                                       "clusters, benchmarks)",
+                       description="Generate, compile and cache the kernel specialized for ROBOT on this machine's ISA "
+                                   "(simdplan.specialize), or find it cached. Exit 0 when the robot runs it, 1 when it "
+                                   "stays on the generic kernels (the reason is printed).")
+    c.add_argument("robot", metavar="ROBOT", help="a benchmark robot name (panda, ur5, iiwa, mobile_manipulator, "
+                                                  "dual_arm) or a URDF file")
+    c.add_argument("--srdf", metavar="FILE", help="SRDF of a URDF robot (disabled collision pairs)")
+    c.add_argument("--json", action="store_true", help="print kernel_info as JSON")
+    c.set_defaults(func=cmd_compile)
+
+    ca = sub.add_parser("cache", parents=[debug], help="list or clear the specialized kernels cached for this user")
+    ca.add_argument("action", choices=["list", "clear"])
+    ca.add_argument("--json", action="store_true", help="list as JSON")
+    ca.set_defaults(func=cmd_cache)
 
     i = sub.add_parser("info", parents=[debug], help="the SIMD level in use and the build (simdplan.info())")
     i.add_argument("--json", action="store_true", help="print as JSON")

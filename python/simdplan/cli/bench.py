@@ -33,6 +33,7 @@ def _load_mbm(args, classes):
         robot = robots.load(args.robot)
     except ValueError as exc:
         raise UserError(f"--robot: {exc}") from exc
+    choose_kernel(robot, args.kernel)
     try:
         problems = bench_mbm.load_problems(robot, args.problems_file, args.mode, classes, args.limit)
     except OSError as exc:
@@ -40,6 +41,17 @@ def _load_mbm(args, classes):
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     return robot, problems
+
+
+def choose_kernel(robot, kernel: str | None) -> None:
+    """--kernel of bench mbm: the robot's specialized kernel built (or found cached) before the first
+    problem, so the run never switches kernels half way; generic: the generic kernels throughout."""
+    if kernel == "generic":
+        robot.core.detach_kernels()
+        return
+    info = robot.compile(wait=True)
+    if kernel == "specialized" and info["kernel"] != "specialized":
+        raise UserError(f"--kernel specialized: {info['reason']}")
 
 
 def _argv(args) -> list[str]:
@@ -173,6 +185,7 @@ def cmd_bench_robots(args) -> int:
         check_output("--json", args.json)
     cloud = _cloud_setting(args)
     links = list(LINKS) if args.link == "both" else None  # VAMP is compared with the first: the default
+    kernels = list(multi_robot.KERNELS) if args.kernel == "both" else [args.kernel] if args.kernel else None
     overrides = {"time_limit": args.time_limit, "link": None if args.link == "both" else args.link}
     apply_overrides(None, overrides)
     if "iiwa" in names:
@@ -190,8 +203,8 @@ def cmd_bench_robots(args) -> int:
             for name in names:
                 try:
                     runs.extend(multi_robot.run([name], families, args.problems, args.seed, overrides, args.vamp,
-                                                progress.advance, links, args.vamp_sampler, cloud))
-                except RuntimeError as exc:  # --vamp on without VAMP
+                                                progress.advance, links, args.vamp_sampler, cloud, kernels))
+                except RuntimeError as exc:  # --vamp on without VAMP, --kernel specialized without a compiler
                     raise UserError(str(exc)) from exc
         except KeyboardInterrupt:
             interrupted = True
@@ -204,7 +217,9 @@ def cmd_bench_robots(args) -> int:
                "argv": _argv(args), "args": _flags(args),
                "machine": machine, "elapsed_s": elapsed, "interrupted": interrupted, "summary": summaries,
                "records": {r.name: {"simdplan": r.records, "vamp": r.baseline_records,
-                                    **({"by_link": r.by_link} if links else {})} for r in runs}}
+                                    **({"by_link": r.by_link} if links else {}),
+                                    **({"by_kernel": r.by_kernel} if kernels and len(kernels) > 1 else {})}
+                           for r in runs}}
         write_json(args.json, doc)
     if interrupted:
         err(f"interrupted after {len(runs)} of {len(names)} robots (the table covers those)")
