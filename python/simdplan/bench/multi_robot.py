@@ -71,7 +71,7 @@ class RobotRun:
     kernel_info: dict = dataclasses.field(default_factory=dict)
 
 
-KERNELS = ("generic", "specialized")
+KERNELS = ("specialized", "generic")  # --kernel both: the table's rows are the first's
 
 
 def use_kernel(robot, kernel: str) -> None:
@@ -310,11 +310,12 @@ def _kernel_lines(summaries: list[dict]) -> str:
     """Which kernel each robot's table row ran, and what its specialized kernel cost to get."""
     parts = []
     for s in summaries:
-        if s["kernel"] == "specialized":
+        if s["kernel"] == "specialized" or "kernels" in s:
             how = (f"built in {s['kernel_compile_s']:.1f} s" if s["kernel_compile_s"] is not None else "from the cache")
-            parts.append(f"{s['robot']} specialized ({how}, loaded in {1e3 * (s['kernel_load_s'] or 0):.0f} ms)")
+            load = f", loaded in {1e3 * s['kernel_load_s']:.0f} ms" if s["kernel_load_s"] is not None else ""
+            parts.append(f"{s['robot']} {s['kernel']} (specialized {how}{load})")
         else:
-            parts.append(f"{s['robot']} generic ({s['kernel_reason']})")
+            parts.append(f"{s['robot']} generic ({s['kernel_reason'] or 'chosen'})")
     return "kernels: " + "; ".join(parts)
 
 
@@ -339,21 +340,10 @@ def _kernel_table(summaries: list[dict]) -> Table:
                      per_problem("planning"), fmt_us(g["total_us_median"]), fmt_us(k["total_us_median"]),
                      ratio("total_us_median"), per_problem("total"),
                      f"{s['kernel_compile_s']:.1f}" if s["kernel_compile_s"] is not None else "cached"])
-    header = [("robot", "left"), ("solved
-gen / spec", "right"), ("plan median
-generic", "right"),
-              ("plan median
-specialized", "right"), ("spec/gen
-median", "right"), ("spec/gen
-mean", "right"),
-              ("spec/gen
-per problem", "right"), ("plan+simp
-generic", "right"), ("plan+simp
-specialized", "right"),
-              ("spec/gen
-plan+simp", "right"), ("per problem
-plan+simp", "right"), ("build
-s", "right")]
+    header = [("robot", "left"), ("solved\ngen / spec", "right"), ("plan median\ngeneric", "right"),
+              ("plan median\nspecialized", "right"), ("spec/gen\nmedian", "right"), ("spec/gen\nmean", "right"),
+              ("spec/gen\nper problem", "right"), ("plan+simp\ngeneric", "right"), ("plan+simp\nspecialized", "right"),
+              ("spec/gen\nplan+simp", "right"), ("per problem\nplan+simp", "right"), ("build\ns", "right")]
     return Table("specialized against generic kernels, each problem planned with both in turn (times in us)", header,
                  rows, set())
 
