@@ -90,18 +90,18 @@ void fk_bodies(const RobotView* rb, const float* q, int64_t n, float* out, float
 }
 
 template <class V>
-uint32_t environment(const RobotView* rb, const EnvironmentView* env, float* scratch, float padding, uint32_t done,
-                     bool stop_at_first, CheckState* state, const float* far, int32_t* stop) {
-  const LaneScratch<V> s(*rb, scratch);
+uint32_t environment(const RobotView* rb, const EnvironmentView* env, float* scratch, FramesOf frames, float padding,
+                     uint32_t done, bool stop_at_first, CheckState* state, const float* far, int32_t* stop) {
+  const LaneScratch<V> s(*rb, scratch, frames);
   auto mask = V::Mask::from_bits(done);
   *stop = environment_lanes(*rb, *env, s, padding, mask, stop_at_first, *state, far) ? 1 : 0;
   return mask.bits();
 }
 
 template <class V>
-bool far_after_first(const RobotView* rb, const EnvironmentView* env, float* scratch, const float* a, const float* b,
-                     int64_t n, int64_t P, float padding, uint32_t live) {
-  const LaneScratch<V> s(*rb, scratch);
+bool far_after_first(const RobotView* rb, const EnvironmentView* env, float* scratch, FramesOf frames, const float* a,
+                     const float* b, int64_t n, int64_t P, float padding, uint32_t live) {
+  const LaneScratch<V> s(*rb, scratch, frames);
   return edge_far(*rb, *env, s, a, b, n, P, padding, V::Mask::from_bits(live));
 }
 

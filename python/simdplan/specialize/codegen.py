@@ -1,20 +1,24 @@
-"""C++ source of a kernel specialized for one robot: its Program for the core's check templates.
+"""C++ source of a kernel specialized for one robot: its own pass for the core's check loops.
 
 The generic kernels (cpp/include/simdplan/collision/validity.hh) read the robot's tables at run time;
-``generate`` writes the same work with the robot's constants folded in, as a ``RobotProgram`` that
-the same templates (check_batch, check_motion) take instead of ``GenericProgram``:
+``generate`` writes the same work with the robot's constants folded in:
 
-- ``prepare``: forward kinematics of every body and the centre of every group's bound, straight-line.
-  Each value is the generic kernel's operation on the same inputs in the same order (kin/fk.hh); only
+- ``body_B``: the frame of body B (its ancestors' first, when not yet computed), straight-line. Each
+  value is the generic kernel's operation on the same inputs in the same order (kin/fk.hh); only
   operations whose result is exact are done here instead (x * 0, x * 1, constant-only arithmetic,
-  rounded to float32 exactly), so the frames are the generic kernel's bits (up to the sign of a zero);
-- ``self_pairs``: the pair blocks in the generic order, each block's and pair's bounds, then the
-  sphere tests of the certified sphere-pair lists (or of every sphere pair of small unlisted pairs),
-  unrolled with the radii folded. Large unlisted pairs, and every pair when the padding exceeds the
-  lists' validity, call the generic pair test after the bound test (the same tests, read from tables).
+  rounded to float32 exactly), so the frames are the generic kernel's bits (up to the sign of a zero).
+  Frames stay on demand, as in the generic kernel: a pass that ends at its first test (the collision
+  hint) computes only the bodies that test needs. The core's environment tests reach them through
+  LaneScratch::frames_of;
+- ``bound_G``, ``place_G``: a group's bound centre and its spheres' centres (kin/fk.hh fk_point);
+- ``block_K`` / ``self_pairs``: the pair blocks in the generic order, each block's and pair's bounds,
+  then the sphere tests of the certified sphere-pair lists (or of every sphere pair of small unlisted
+  pairs), unrolled with the radii folded. Large unlisted pairs, and listed pairs when the padding
+  exceeds the lists' validity, call the generic pair test after the bound test (the same tests, read
+  from tables).
 
-The environment part stays the generic code (obstacle kinds, trees, clouds), reading the frames and
-bounds ``prepare`` left in the scratch. The source is compiled once per ISA (``SIMDPLAN_ISA_*``,
+The environment part stays the core's (obstacle kinds, trees, clouds: KernelTable::support), so the
+library compiles only the robot's part. The source is compiled once per ISA (``SIMDPLAN_ISA_*``,
 ``SIMDPLAN_NS``) against the headers shipped in the wheel (simdplan/include).
 """
 
@@ -24,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-GENERATOR_VERSION = 1  # bump whenever the emitted code changes: it is part of the cache key
+GENERATOR_VERSION = 2  # bump whenever the emitted code changes: it is part of the cache key
 
 # Unlisted pairs with more sphere tests than this run the generic loop (code size, compile time).
 MAX_UNROLLED_PAIR_TESTS = 64
@@ -174,21 +178,64 @@ def _fk_point(e: Emitter, T: list, x: float, y: float, z: float):
             e.fma(T[8], X, e.fma(T[9], Y, e.fma(T[10], Z, T[11]))))
 
 
-def _prepare(t: dict) -> list[str]:
-    e = Emitter(indent=4)
-    q = [Val(name=f"s.q[{j}]") for j in range(t["dof"])]
+def _constant_entries(t: dict) -> list[list]:
+    """Per body, its frame's 12 entries: the float32 value where it is the same in every
+    configuration (the root's, fixed bodies' below it), else None."""
+    e = Emitter()
+    q = [Val(name=f"q{j}") for j in range(t["dof"])]
     frames: list = []
     for b in range(t["n_bodies"]):
-        e.emit(f"// body {b}")
         _fk_body(e, t, b, frames, q)
-        for k, v in enumerate(frames[b]):
-            e.emit(f"s.frames[{12 * b + k}] = {e.ref(v)};")
-        e.emit(f"s.body_ready[{b}] = 1.0f;")
+    return [[v.c if v.const else None for v in T] for T in frames]
+
+
+def _entries(consts: list, name: str) -> list:
+    """A frame's entries as Vals: constants folded, the others read from the scratch (name[k])."""
+    return [Val(c) if c is not None else Val(name=f"{name}[{k}]") for k, c in enumerate(consts)]
+
+
+def _body_fn(t: dict, b: int, consts: list) -> list[str]:
+    """body_B: the frame of body b (its parent's first, if not ready), as kin/fk.hh fk_body computes it."""
+    p = t["body_parent"][b]
+    e = Emitter(indent=4)
+    frames: list = [None] * b
+    if p >= 0:
+        e.emit(f"if (s.body_ready[{p}] == 0.0f) body_{p}(s);")
+        e.emit(f"const V* P = s.frames + {12 * p};")
+        frames[p] = _entries(consts[p], "P")
+    _fk_body(e, t, b, frames, [Val(name=f"s.q[{j}]") for j in range(t["dof"])])
+    for k, v in enumerate(frames[b]):
+        e.emit(f"s.frames[{12 * b + k}] = {e.ref(v)};")
+    e.emit(f"s.body_ready[{b}] = 1.0f;")
+    if p >= 0 and all(c is not None for c in consts[p]):
+        e.emit("(void)P;")
+    return (["  template <class V>", f"  static SIMDPLAN_NOINLINE void body_{b}(const LaneScratch<V>& s) {{"] + e.lines
+            + ["  }"])
+
+
+def _bound_fn(t: dict, g: int, consts: list) -> list[str]:
+    """bound_G: the world centre of group g's bound (its body's frame first, if not ready)."""
+    b = t["group_body"][g]
     gb = t["group_bound"]
-    for g in range(t["n_groups"]):
-        x, y, z = _fk_point(e, frames[t["group_body"][g]], gb[4 * g], gb[4 * g + 1], gb[4 * g + 2])
-        e.emit(f"s.bx[{g}] = {e.ref(x)}; s.by[{g}] = {e.ref(y)}; s.bz[{g}] = {e.ref(z)}; s.bound_ready[{g}] = 1.0f;")
-    return e.lines
+    e = Emitter(indent=4)
+    e.emit(f"if (s.body_ready[{b}] == 0.0f) body_{b}(s);")
+    e.emit(f"const V* T = s.frames + {12 * b};")
+    x, y, z = _fk_point(e, _entries(consts[b], "T"), gb[4 * g], gb[4 * g + 1], gb[4 * g + 2])
+    e.emit(f"s.bx[{g}] = {e.ref(x)}; s.by[{g}] = {e.ref(y)}; s.bz[{g}] = {e.ref(z)}; s.bound_ready[{g}] = 1.0f;")
+    e.emit("(void)T;")
+    return (["  template <class V>", f"  static SIMDPLAN_NOINLINE void bound_{g}(const LaneScratch<V>& s) {{"] + e.lines
+            + ["  }"])
+
+
+def _frames_of(t: dict) -> list[str]:
+    out = ["  // LaneScratch::frames_of: the core's environment tests reach this robot's FK through it",
+           "  template <class V>",
+           "  static void frames_of(const void* scratch, int32_t body) {",
+           "    const LaneScratch<V>& s = *static_cast<const LaneScratch<V>*>(scratch);",
+           "    switch (body) {"]
+    out += [f"      case {b}: body_{b}(s); break;" for b in range(t["n_bodies"])]
+    out += ["      default: break;", "    }", "  }"]
+    return out
 
 
 def _place(t: dict, g: int) -> list[str]:
@@ -276,11 +323,13 @@ def _block_side(t: dict, side: int, name: str) -> list[str]:
     """The sphere around one side of a pair block (validity.hh block_side), bounds already computed."""
     if side >= 0:
         r = literal(t["group_bound"][4 * side + 3])
-        return [f"const V {name}x = s.bx[{side}], {name}y = s.by[{side}], {name}z = s.bz[{side}];",
+        return [f"if (s.bound_ready[{side}] == 0.0f) bound_{side}(s);",
+                f"const V {name}x = s.bx[{side}], {name}y = s.by[{side}], {name}z = s.bz[{side}];",
                 f"const V {name}r = V::fill({r} + padding);"]
     b = -1 - side
     bb = t["body_bound"][4 * b:4 * b + 4]
-    return [f"V {name}x, {name}y, {name}z;",
+    return [f"if (s.body_ready[{b}] == 0.0f) body_{b}(s);",
+            f"V {name}x, {name}y, {name}z;",
             f"fk_point(s.frames + {12 * b}, {literal(bb[0])}, {literal(bb[1])}, {literal(bb[2])}, {name}x, {name}y, "
             f"{name}z);",
             f"const V {name}r = V::fill({literal(bb[3])} + padding);"]
@@ -307,6 +356,8 @@ def _block(t: dict, k: int) -> list[str]:
         out.append(f"    {{  // pair {p}: groups {a}, {g}")
         out.append(f"      const V brg = V::fill({literal(gr[4 * g + 3])} + padding);")
         out.append(f"      const V bra = V::fill({literal(gr[4 * a + 3])} + padding);")
+        out.append(f"      if (s.bound_ready[{a}] == 0.0f) bound_{a}(s);")
+        out.append(f"      if (s.bound_ready[{g}] == 0.0f) bound_{g}(s);")
         out.append(f"      M cand = sphere_sphere_hit2({_bound(a)}, bra, {_bound(g)}, brg) & ~done;")
         out.append("      if (cand.any()) {")
         tests = _pair_tests(t, p, a, g, " " * 8)
@@ -397,10 +448,10 @@ SIMDPLAN_INLINE typename V::Mask pass(const RobotView& rb, const EnvironmentView
                                       float* scratch, float padding, typename V::Mask done, bool stop_at_first,
                                       CheckState& state, const float* far) {{
   s.reset(rb);
-  RobotProgram::prepare(s);
   int32_t stop = 0;
   const auto environment = std::is_same_v<V, VecK> ? g_support->environment_k : g_support->environment_n;
-  done = V::Mask::from_bits(environment(&rb, &env, scratch, padding, done.bits(), stop_at_first, &state, far, &stop));
+  done = V::Mask::from_bits(environment(&rb, &env, scratch, &RobotProgram::frames_of<V>, padding, done.bits(),
+                                        stop_at_first, &state, far, &stop));
   if (stop) return done;
   RobotProgram::self_pairs(rb, s, padding, done, stop_at_first, state, far);
   return done;
@@ -411,7 +462,7 @@ bool motion(const RobotView* rb, const EnvironmentView* env, const float* a, con
             int64_t last, float padding, float* scratch, CheckState* state_in) {{
   CheckState local;
   CheckState& state = state_in ? *state_in : local;
-  const LaneScratch<V> s(*rb, scratch);
+  const LaneScratch<V> s(*rb, scratch, &RobotProgram::frames_of<V>);
   constexpr bool k = std::is_same_v<V, VecK>;
   const bool skip_far = (k ? g_support->skips_far_k : g_support->skips_far_n)(rb, env, first, last);
   return link_chunks(
@@ -420,7 +471,8 @@ bool motion(const RobotView* rb, const EnvironmentView* env, const float* a, con
         return pass(*rb, *env, s, scratch, padding, initial, true, state, far);
       }},
       [&](typename V::Mask live, int64_t P) {{
-        return (k ? g_support->edge_far_k : g_support->edge_far_n)(rb, env, scratch, a, b, n, P, padding, live.bits());
+        return (k ? g_support->edge_far_k : g_support->edge_far_n)(rb, env, scratch, &RobotProgram::frames_of<V>, a, b,
+                                                                   n, P, padding, live.bits());
       }});
 }}
 
@@ -439,7 +491,7 @@ bool check(const RobotView* rb, const EnvironmentView* env, const float* q, int6
            bool stop_at_first, uint8_t* free_inout, float* scratch, CheckState* state_in) {{
   CheckState local;
   CheckState& state = state_in ? *state_in : local;
-  const LaneScratch<VecK> s(*rb, scratch);
+  const LaneScratch<VecK> s(*rb, scratch, &RobotProgram::frames_of<VecK>);
   return check_rows(*rb, q, n, stop_at_first, free_inout, s, [&](typename VecK::Mask initial) {{
     return pass(*rb, *env, s, scratch, padding, initial, stop_at_first, state, nullptr);
   }});
@@ -471,12 +523,13 @@ def generate(tables: dict, key: str, name: str = "robot") -> str:
     (the planners' Link), in parallel, and linked into one library."""
     t = tables
     out = [PRELUDE.format(name=name, key=key)]
+    consts = _constant_entries(t)
+    for b in range(t["n_bodies"]):
+        out += _body_fn(t, b, consts)
     for g in range(t["n_groups"]):
+        out += _bound_fn(t, g, consts)
         out += _place(t, g)
-    out += ["  template <class V>",
-            "  static SIMDPLAN_NOINLINE void prepare(const LaneScratch<V>& s) {"]
-    out += _prepare(t)
-    out.append("  }")
+    out += _frames_of(t)
     out += _self_pairs(t)
     out.append(EPILOGUE.format(key=key))
     return "\n".join(out) + "\n"

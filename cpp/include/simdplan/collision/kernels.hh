@@ -28,16 +28,18 @@ enum DistanceFlags : uint32_t {
 // `check_motion_wide`; n: those of `check_motion` (the same type where the ISA has one width).
 struct SpecializedSupport {
   // collision/validity.hh environment_lanes on the lanes not in `done`; returns the new done bits,
-  // *stop = 1 when the caller should stop
-  uint32_t (*environment_k)(const RobotView* robot, const EnvironmentView* env, float* scratch, float padding,
-                            uint32_t done, bool stop_at_first, CheckState* state, const float* far, int32_t* stop);
-  uint32_t (*environment_n)(const RobotView* robot, const EnvironmentView* env, float* scratch, float padding,
-                            uint32_t done, bool stop_at_first, CheckState* state, const float* far, int32_t* stop);
+  // *stop = 1 when the caller should stop. frames: the generated kernel's LaneScratch::frames_of.
+  uint32_t (*environment_k)(const RobotView* robot, const EnvironmentView* env, float* scratch, FramesOf frames,
+                            float padding, uint32_t done, bool stop_at_first, CheckState* state, const float* far,
+                            int32_t* stop);
+  uint32_t (*environment_n)(const RobotView* robot, const EnvironmentView* env, float* scratch, FramesOf frames,
+                            float padding, uint32_t done, bool stop_at_first, CheckState* state, const float* far,
+                            int32_t* stop);
   // collision/discrete_link.hh edge_far after the first of P chunks (fills the scratch's far flags)
-  bool (*edge_far_k)(const RobotView* robot, const EnvironmentView* env, float* scratch, const float* a,
-                     const float* b, int64_t n, int64_t P, float padding, uint32_t live);
-  bool (*edge_far_n)(const RobotView* robot, const EnvironmentView* env, float* scratch, const float* a,
-                     const float* b, int64_t n, int64_t P, float padding, uint32_t live);
+  bool (*edge_far_k)(const RobotView* robot, const EnvironmentView* env, float* scratch, FramesOf frames,
+                     const float* a, const float* b, int64_t n, int64_t P, float padding, uint32_t live);
+  bool (*edge_far_n)(const RobotView* robot, const EnvironmentView* env, float* scratch, FramesOf frames,
+                     const float* a, const float* b, int64_t n, int64_t P, float padding, uint32_t live);
   // collision/discrete_link.hh link_skips_far
   bool (*skips_far_k)(const RobotView* robot, const EnvironmentView* env, int64_t first, int64_t last);
   bool (*skips_far_n)(const RobotView* robot, const EnvironmentView* env, int64_t first, int64_t last);
@@ -109,7 +111,7 @@ struct KernelTable {
 // exports `extern "C" const SpecializedKernels* simdplan_specialized_kernels(const SpecializedSupport*)`
 // (given its ISA's support table, which it keeps); RobotModel::attach_kernels refuses it unless abi,
 // isa and key match what the caller expects.
-constexpr uint32_t kSpecializedAbi = 1;  // bump whenever this struct or a replaced signature changes
+constexpr uint32_t kSpecializedAbi = 2;  // bump whenever this struct or a replaced signature changes
 struct SpecializedKernels {
   uint32_t abi;     // kSpecializedAbi of the headers it was built from
   const char* isa;  // KernelTable::name of the ISA build it replaces entries of

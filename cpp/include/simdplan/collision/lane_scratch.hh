@@ -33,13 +33,17 @@ struct LaneScratch {
   // joint motion behind them
   float* far;
   float* travel;
+  // A kernel generated per robot (python/simdplan/specialize) passes its own: computes the frame of
+  // body b and of its ancestors not ready, the robot's constants folded in (the same bits as fk_body).
+  // nullptr: ensure_body's loop over the RobotView's tables.
+  FramesOf frames_of = nullptr;
 
   static int64_t vectors(const RobotView& rb) {
     const int64_t far_floats = int64_t(rb.n_groups) + rb.n_pair_blocks + rb.n_bodies;  // far, travel
     return int64_t(rb.n_bodies) * 12 + int64_t(rb.n_spheres) * 3 + int64_t(rb.n_groups) * 3 + rb.dof +
            (2 * int64_t(rb.n_groups) + 2 * int64_t(rb.n_bodies) + far_floats + V::W - 1) / V::W;
   }
-  LaneScratch(const RobotView& rb, float* mem) {
+  LaneScratch(const RobotView& rb, float* mem, FramesOf frames_fn = nullptr) : frames_of(frames_fn) {
     V* p = reinterpret_cast<V*>(mem);
     frames = p;
     p += rb.n_bodies * 12;
@@ -71,6 +75,10 @@ struct LaneScratch {
   // needed (with the collision hint of CheckState, often most of them).
   SIMDPLAN_INLINE void ensure_body(const RobotView& rb, int32_t b) const {
     if (body_ready[b] != 0.0f) return;
+    if (frames_of != nullptr) {
+      frames_of(this, b);
+      return;
+    }
     int32_t n = 0;
     for (int32_t x = b; x >= 0 && body_ready[x] == 0.0f; x = rb.body_parent[x]) chain[n++] = x;
     while (n > 0) {

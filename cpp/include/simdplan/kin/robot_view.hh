@@ -32,6 +32,10 @@ enum BodyKind : int32_t { kBodyFixed = 0, kBodyRevolute = 1, kBodyPrismatic = 2 
 constexpr int32_t kAxesGeneral = -1;
 constexpr int32_t kAxesPermutation = 0;
 
+// A generated kernel's frame computation (collision/lane_scratch.hh, LaneScratch::frames_of): the
+// LaneScratch of the caller's vector type and a body; ISA-neutral so kernel tables can carry it.
+using FramesOf = void (*)(const void* lane_scratch, int32_t body);
+
 struct RobotView {
   int32_t dof;
   int32_t n_bodies;
