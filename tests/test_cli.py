@@ -522,3 +522,31 @@ def test_readme_and_module_synopses_of_ik_match_its_parser():
         synopsis = " ".join(synopsis)
         assert set(re.findall(r"--[a-z-]+", synopsis)) == flags, synopsis
         assert f"--mask {'|'.join(MASKS)}" in synopsis
+
+
+def test_bench_robots_compares_the_specialized_kernel_with_the_generic_one(tmp_path):
+    """--kernel both: every problem planned with each kernel, a table of the two side by side; the same
+    plans (the kernels give the same answers), so the same iterations and paths."""
+    out = tmp_path / "robots.json"
+    proc = run("bench", "robots", "--robots", "ur5", "--families", "box", "--problems", "2", "--kernel", "both",
+               "--vamp", "off", "--json", out, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "specialized against generic kernels" in proc.stdout and "kernels: ur5 specialized" in proc.stdout
+    doc = json.loads(out.read_text())
+    by_kernel = doc["records"]["ur5"]["by_kernel"]
+    assert doc["records"]["ur5"]["simdplan"] == by_kernel["specialized"]
+    for g, s in zip(by_kernel["generic"], by_kernel["specialized"], strict=True):
+        assert (g["kernel"], s["kernel"]) == ("generic", "specialized")
+        assert g["solved"] == s["solved"] and g["iterations"] == s["iterations"] and g["final_cost"] == s["final_cost"]
+    assert doc["summary"][0]["kernels"]["specialized"]["total"] == 2
+
+
+def test_bench_kernel_defaults_and_errors(tmp_path, monkeypatch):
+    """SIMDPLAN_JIT=off (as here) and no --kernel: the generic kernels, said in the report; --kernel
+    specialized without a compiler: a clear error."""
+    proc = run("bench", "robots", "--robots", "panda", "--families", "box", "--problems", "1", "--vamp", "off")
+    assert proc.returncode == 0, proc.stderr
+    assert "kernels: panda generic (SIMDPLAN_JIT=off)" in proc.stdout
+    monkeypatch.setenv("SIMDPLAN_CXX", str(tmp_path / "no-compiler"))
+    assert_user_error(run("bench", "robots", "--robots", "panda", "--families", "box", "--problems", "1",
+                          "--vamp", "off", "--kernel", "specialized"), contains=("--kernel specialized", "compiler"))

@@ -74,6 +74,18 @@ class RobotRun:
 KERNELS = ("specialized", "generic")  # --kernel both: the table's rows are the first's
 
 
+def default_kernel_info(robot, kernels: list[str] | None) -> dict:
+    """The robot's specialized kernel built (or found cached) unless only the generic ones are wanted,
+    or none was asked for and SIMDPLAN_JIT is off; then kernel_info of the generic kernels."""
+    from simdplan.specialize import jit_mode
+
+    if kernels == ["generic"]:
+        return {"kernel": "generic", "reason": "--kernel generic"}
+    if kernels is None and jit_mode() == "off":
+        return {"kernel": "generic", "reason": "SIMDPLAN_JIT=off"}
+    return robot.compile(wait=True)
+
+
 def use_kernel(robot, kernel: str) -> None:
     """Switches the robot to its generic kernels or back to its specialized one (attached before)."""
     if kernel == "generic":
@@ -113,7 +125,7 @@ def run(names, families=FAMILIES, per_family: int = 10, seed: int = 0, overrides
                 why = f"VAMP has no model of {name}"
             if base is None and vamp == "on":
                 raise RuntimeError(f"--vamp on: {why}")
-        info = robot.compile(wait=True) if kernels != ["generic"] else {"kernel": "generic", "reason": "--kernel generic"}
+        info = default_kernel_info(robot, kernels)
         wanted = kernels or ["specialized"]
         if info["kernel"] != "specialized":
             if "generic" not in wanted and kernels:

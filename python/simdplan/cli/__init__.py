@@ -238,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the same seed); VAMP then runs one by one")
     m.add_argument("--kernel", choices=("generic", "specialized"), default=None,
                    help="the robot's kernels: specialized (built before the first problem, or taken from the "
-                        "cache), generic; default: specialized where it can be built, else generic")
+                        "cache), generic; default: specialized where it can be built (and SIMDPLAN_JIT is not off), "
+                        "else generic")
     m.add_argument("--json", metavar="OUT", help="write every per-problem record and the summary")
     m.add_argument("--problems-file", metavar="JSON", default=None, help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_bench_mbm)
@@ -259,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--kernel", choices=("generic", "specialized", "both"), default=None,
                    help="the robots' kernels: specialized (built per robot before its first problem, or taken from "
                         "the cache), generic, or both (every problem with each, compared); default: specialized "
-                        "where it can be built, else generic")
+                        "where it can be built (and SIMDPLAN_JIT is not off), else generic")
     _add_cloud_flags(r)
     r.add_argument("--vamp", choices=("auto", "on", "off"), default="auto",
                    help="VAMP side by side where it is installed and has the robot (panda, ur5): auto (default), "

@@ -45,8 +45,11 @@ def _load_mbm(args, classes):
 
 def choose_kernel(robot, kernel: str | None) -> None:
     """--kernel of bench mbm: the robot's specialized kernel built (or found cached) before the first
-    problem, so the run never switches kernels half way; generic: the generic kernels throughout."""
-    if kernel == "generic":
+    problem, so the run never switches kernels half way; generic (or no --kernel with SIMDPLAN_JIT=off):
+    the generic kernels throughout."""
+    from simdplan.specialize import jit_mode
+
+    if kernel == "generic" or (kernel is None and jit_mode() == "off"):
         robot.core.detach_kernels()
         return
     info = robot.compile(wait=True)

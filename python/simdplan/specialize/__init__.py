@@ -55,9 +55,17 @@ class KernelStatus:
     compile_seconds: float | None = None  # this process's build; None when loaded from the cache
     load_seconds: float | None = None  # dlopen, checks and comparison with the generic kernel
     done: threading.Event = field(default_factory=threading.Event, repr=False)
+    # True when the caller asked for the kernel and reads the reason itself (Robot.compile): no log line
+    quiet: bool = field(default=False, repr=False)
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "done"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("done", "quiet")}
+
+    def fail(self, reason: str, state: str = "failed") -> None:
+        """Records why the robot stays on the generic kernels; says it once per process unless quiet."""
+        self.state, self.reason = state, reason
+        if not self.quiet:
+            _say_once(reason)
 
 
 _said: set = set()
@@ -91,8 +99,7 @@ def _attach(model, path, key: str, digest: str, status: KernelStatus) -> bool:
         model.attach_kernels(copy, key)
     except (RuntimeError, OSError) as e:
         cache.remove(key)  # damaged, foreign or stale: rebuilt on the next load
-        status.state, status.reason = "failed", str(e)
-        _say_once(str(e))
+        status.fail(str(e))
         return False
     finally:
         shutil.rmtree(private, ignore_errors=True)
@@ -134,8 +141,7 @@ def _build(robot_ref, tables: dict, key: str, isa: str, compiler: str, name: str
         else:
             status.state, status.reason = "generic", "the robot was gone when its kernel was ready"
     except (build.CompileError, cache.UnsafeCacheError, OSError, ValueError) as e:
-        status.state, status.reason = "failed", str(e)
-        _say_once(str(e))
+        status.fail(str(e))
     finally:
         if mine:
             with _inflight_lock:
@@ -150,15 +156,13 @@ def _prepare(robot, status: KernelStatus):
     isa = _core.isa()
     compiler = build.find_compiler()
     if compiler is None:
-        status.reason = "no C++ compiler found (set SIMDPLAN_CXX or CXX, or install g++ or clang++)"
-        _say_once(status.reason)
+        status.fail("no C++ compiler found (set SIMDPLAN_CXX or CXX, or install g++ or clang++)", "generic")
         return None
     try:
         tables = robot.core.view_tables()
         key = build.kernel_key(tables, isa, compiler)
     except build.CompileError as e:
-        status.reason = str(e)
-        _say_once(status.reason)
+        status.fail(str(e), "generic")
         return None
     status.key, status.isa = key, isa
     return tables, key, isa, compiler
@@ -176,8 +180,9 @@ def on_load(robot) -> KernelStatus:
 
 def compile_robot(robot, wait: bool = True, status: KernelStatus | None = None) -> KernelStatus:
     """Builds (or loads from the cache) and attaches the robot's kernel for the ISA in use. With
-    wait=False the build runs in a background thread; status.done is set when it ends."""
-    status = status or KernelStatus()
+    wait=False the build runs in a background thread; status.done is set when it ends. With wait=True
+    the caller reads why from the status: nothing is logged."""
+    status = status or KernelStatus(quiet=wait)
     status.done.clear()
     prepared = _prepare(robot, status)
     if prepared is None:
@@ -187,8 +192,7 @@ def compile_robot(robot, wait: bool = True, status: KernelStatus | None = None) 
     try:
         found = cache.lookup(key)
     except cache.UnsafeCacheError as e:
-        status.state, status.reason = "failed", str(e)
-        _say_once(str(e))
+        status.fail(str(e))
         status.done.set()
         return status
     if found is not None and _attach(robot.core, found[0], key, found[1], status):
