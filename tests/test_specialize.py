@@ -34,9 +34,8 @@ pytestmark = pytest.mark.skipif(build.find_compiler() is None, reason="no C++ co
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch):
-    folder = tmp_path / "kernels"
-    monkeypatch.setenv("SIMDPLAN_CACHE_DIR", str(folder))
-    return folder
+    monkeypatch.setenv("SIMDPLAN_CACHE_DIR", str(tmp_path))
+    return tmp_path / "kernels"
 
 
 def specialized(robot) -> dict:
@@ -219,7 +218,7 @@ print(robot.kernel, info["key"])
 
 
 def test_two_processes_building_the_same_robot(private_cache):
-    env = dict(os.environ, SIMDPLAN_CACHE_DIR=str(private_cache))
+    env = dict(os.environ, SIMDPLAN_CACHE_DIR=str(private_cache.parent))
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=300)[0].split() for p in procs]
@@ -229,7 +228,7 @@ def test_two_processes_building_the_same_robot(private_cache):
 
 
 def test_ctrl_c_during_a_build_leaves_nothing_behind(private_cache):
-    env = dict(os.environ, SIMDPLAN_CACHE_DIR=str(private_cache))
+    env = dict(os.environ, SIMDPLAN_CACHE_DIR=str(private_cache.parent))
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT.replace('"panda"', '"ur5"')], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60

@@ -1,7 +1,7 @@
 """Where compiled kernels live: one file per key in the user's cache folder, written safely.
 
-The folder is ``$SIMDPLAN_CACHE_DIR`` or platformdirs' user cache folder for simdplan, plus
-``kernels``. A kernel is code that will run in the process, so nothing is loaded from a folder or
+The folder is ``kernels`` in ``$SIMDPLAN_CACHE_DIR`` (simdplan's cache, shared with the spherized
+URDFs) or in platformdirs' user cache folder for simdplan. A kernel is code that will run in the process, so nothing is loaded from a folder or
 file that another user can write, or that belongs to someone else (UnsafeCacheError names it).
 Files are written under a temporary name and renamed into place, so a reader sees a whole file or
 none; two processes building the same key both rename a complete file, and the last one wins.
@@ -28,7 +28,7 @@ def cache_dir(create: bool = True) -> Path:
     """The kernel cache folder (created 0700 if missing); UnsafeCacheError if others can write it."""
     root = os.environ.get("SIMDPLAN_CACHE_DIR")
     if root:
-        path = Path(root).expanduser()
+        path = Path(root).expanduser() / "kernels"
     else:
         import platformdirs  # noqa: PLC0415 (only when a kernel is built or looked up)
 
