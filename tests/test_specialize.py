@@ -240,3 +240,22 @@ def test_ctrl_c_during_a_build_leaves_nothing_behind(private_cache):
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
     assert [p.name for p in private_cache.iterdir()] == []
     assert "part1.o" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_ray_worker_attaches_the_cached_kernel(private_cache):
+    """A robot sent to a Ray worker is rebuilt there and, with the kernel cached, runs it at once."""
+    ray = pytest.importorskip("ray")
+    robot = bench_robots.load("ur5")
+    info = specialized(robot)
+    env_vars = {"SIMDPLAN_JIT": "auto", "SIMDPLAN_CACHE_DIR": str(private_cache.parent),
+                "SIMDPLAN_ISA": simdplan.info()["isa"]}
+    ray.init(address="local", num_cpus=1, log_to_driver=False, include_dashboard=False,
+             runtime_env={"env_vars": env_vars})
+    try:
+        @ray.remote
+        def kernel_of(r):
+            return r.kernel, r.kernel_info["key"], r.kernel_info["compile_seconds"]
+
+        assert ray.get(kernel_of.remote(robot), timeout=120) == ("specialized", info["key"], None)
+    finally:
+        ray.shutdown()
