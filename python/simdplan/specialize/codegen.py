@@ -28,13 +28,16 @@ from fractions import Fraction
 
 import numpy as np
 
-GENERATOR_VERSION = 3  # bump whenever the emitted code changes: it is part of the cache key
+GENERATOR_VERSION = 5  # bump whenever the emitted code changes: it is part of the cache key
 
 # Unlisted pairs with more sphere tests than this run the generic loop after their bound test.
-# PERF: unlisted pairs are links several joints apart, whose bounds rarely meet; unrolled, their tests
-# were 90-96% of the generated source (dual arm 1.8 MB, 214 pairs of which 17 listed) and its build
-# took minutes; with the generic loop, 291 kB.
-MAX_UNROLLED_PAIR_TESTS = 0
+# PERF: unlisted pairs are links several joints apart; unrolled up to 64 tests they were 90-96% of the
+# generated source (dual arm 1.8 MB) and the dual arm's build took 21 s (AVX-512, 2 cores); none
+# unrolled, 4.4 s, but Clear of free ur5 configurations rose from 1,184 to 1,633 instructions each
+# (generic kernel: 1,552; callgrind, AVX2), as the ur5's hand groups meet its arm's bounds often.
+# Up to 16 (45 of the ur5's 50 unlisted pairs, 92 of the dual arm's 197): 1,288 instructions, builds
+# of 2.0-8.9 s on AVX-512 (dual arm 21 s on AVX2, two vector widths; a busy 2-core machine).
+MAX_UNROLLED_PAIR_TESTS = 16
 # Certified lists longer than this run the generic loop too.
 MAX_UNROLLED_LIST = 160
 
