@@ -259,3 +259,15 @@ def test_ray_worker_attaches_the_cached_kernel(private_cache):
         assert ray.get(kernel_of.remote(robot), timeout=120) == ("specialized", info["key"], None)
     finally:
         ray.shutdown()
+
+
+def test_a_command_ending_during_a_background_build_leaves_nothing_behind(private_cache):
+    """simdplan plan with SIMDPLAN_JIT=auto starts a build it does not wait for: at exit the compiler
+    and everything it started are killed, and the build's folder is removed."""
+    env = dict(os.environ, SIMDPLAN_CACHE_DIR=str(private_cache.parent), SIMDPLAN_JIT="auto")
+    proc = subprocess.run([sys.executable, "-m", "simdplan", "plan", "panda_table"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert not [p.name for p in private_cache.glob(".tmp-*")]
+    time.sleep(0.5)
+    assert "part1.o" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout

@@ -132,7 +132,7 @@ def _build(robot_ref, tables: dict, key: str, isa: str, compiler: str, name: str
                 found = cache.lookup(key)
                 status.compile_seconds = seconds
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                build.drop_workdir(work)
         robot = robot_ref()
         if found is None:
             raise OSError(f"the kernel stored under {key} vanished from the cache")

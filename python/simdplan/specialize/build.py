@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -95,22 +96,36 @@ def kernel_key(tables: dict, isa: str, compiler: str) -> str:
 
 
 _running: set = set()  # compiler processes of builds in flight (terminated at exit)
+_workdirs: set = set()  # their temporary folders (removed at exit)
 _running_lock = threading.Lock()
 
 
-def stop_all() -> None:
-    """Ends the compiles still running (at interpreter exit: their kernels would never be used)."""
-    with _running_lock:
-        procs = list(_running)
-    for proc in procs:
+def _kill(proc: subprocess.Popen) -> None:
+    """Kills the compiler and what it started (cc1plus, as, ld: its own process group), so nothing
+    outlives the build."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (OSError, AttributeError):
         try:
             proc.kill()
         except OSError:
             pass
 
 
+def stop_all() -> None:
+    """Ends the compiles still running and removes their folders (at interpreter exit: their kernels
+    would never be attached; the next load builds again)."""
+    with _running_lock:
+        procs, dirs = list(_running), list(_workdirs)
+    for proc in procs:
+        _kill(proc)
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def _run(cmd: list[str], cwd: Path, nice: bool) -> subprocess.Popen:
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     with _running_lock:
         _running.add(proc)
     if nice and hasattr(os, "setpriority"):
@@ -125,7 +140,7 @@ def _finish(proc: subprocess.Popen, what: str) -> None:
     try:
         out, _ = proc.communicate(timeout=COMPILE_TIMEOUT)
     except BaseException:  # timeout, Ctrl-C: the compiler must not outlive the build
-        proc.kill()
+        _kill(proc)
         proc.communicate()
         raise
     finally:
@@ -155,12 +170,22 @@ def compile_kernel(source: str, isa: str, compiler: str, workdir: Path, nice: bo
     finally:
         for proc, _ in procs:
             if proc.poll() is None:
-                proc.kill()
+                _kill(proc)
     out = workdir / "kernel.so"
     _finish(_run([compiler, "-shared", "-o", str(out), "part1.o", "part2.o"], workdir, nice), "linking the kernel")
     return out, time.perf_counter() - t0
 
 
 def new_workdir(cache_folder: Path) -> Path:
-    """A private temporary folder inside the cache (same file system: the result is renamed in)."""
-    return Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache_folder))
+    """A private temporary folder inside the cache (same file system: the result is renamed in);
+    drop_workdir removes it."""
+    path = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache_folder))
+    with _running_lock:
+        _workdirs.add(path)
+    return path
+
+
+def drop_workdir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    with _running_lock:
+        _workdirs.discard(path)
