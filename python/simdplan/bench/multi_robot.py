@@ -338,20 +338,8 @@ def _kernel_table(summaries: list[dict]) -> Table:
         if "kernels" not in s:
             continue
         g, k = s["kernels"]["generic"], s["kernels"]["specialized"]
-        per = s["kernels_per_problem"]
-
-        def ratio(key: str) -> str:
-            return f"{k[key] / g[key]:.2f}" if k[key] and g[key] else "-"  # noqa: B023
-
-        def per_problem(name: str) -> str:
-            r = per[f"{name}_median_ratio"]  # noqa: B023
-            return f"{r:.2f}" if r is not None else "-"
-
-        rows.append([s["robot"], f"{g['solved']} / {k['solved']}", fmt_us(g["planning_us_median"]),
-                     fmt_us(k["planning_us_median"]), ratio("planning_us_median"), ratio("planning_us_mean"),
-                     per_problem("planning"), fmt_us(g["total_us_median"]), fmt_us(k["total_us_median"]),
-                     ratio("total_us_median"), per_problem("total"),
-                     f"{s['kernel_compile_s']:.1f}" if s["kernel_compile_s"] is not None else "cached"])
+        rows.append(_pair_cells(s, g, k, s["kernels_per_problem"]) +
+                    [f"{s['kernel_compile_s']:.1f}" if s["kernel_compile_s"] is not None else "cached"])
     header = [("robot", "left"), ("solved\ngen / spec", "right"), ("plan median\ngeneric", "right"),
               ("plan median\nspecialized", "right"), ("spec/gen\nmedian", "right"), ("spec/gen\nmean", "right"),
               ("spec/gen\nper problem", "right"), ("plan+simp\ngeneric", "right"), ("plan+simp\nspecialized", "right"),
@@ -375,25 +363,29 @@ def _family_table(summaries: list[dict]) -> Table:
                  rows, set())
 
 
+def _pair_cells(s: dict, a: dict, b: dict, per: dict) -> list[str]:
+    """A robot's row of a side-by-side table (b against a, planned one after the other on each
+    problem): solved, planning medians, their ratios, per-problem ratio, the same for plan + simplify."""
+    def ratio(key: str) -> str:
+        return f"{b[key] / a[key]:.2f}" if b[key] and a[key] else "-"
+
+    def per_problem(name: str) -> str:
+        r = per[f"{name}_median_ratio"]
+        return f"{r:.2f}" if r is not None else "-"
+
+    return [s["robot"], f"{a['solved']} / {b['solved']}", fmt_us(a["planning_us_median"]),
+            fmt_us(b["planning_us_median"]), ratio("planning_us_median"), ratio("planning_us_mean"),
+            per_problem("planning"), fmt_us(a["total_us_median"]), fmt_us(b["total_us_median"]),
+            ratio("total_us_median"), per_problem("total")]
+
+
 def _link_table(summaries: list[dict]) -> Table:
     """Certified against discrete Link, robot by robot, planned one after the other on each problem."""
     rows = []
     for s in summaries:
         d, c = s["links"]["discrete"], s["links"]["certified"]
-
-        def ratio(key: str) -> str:
-            return f"{c[key] / d[key]:.2f}" if c[key] and d[key] else "-"
-
-        per = s["links_per_problem"]
-
-        def per_problem(name: str) -> str:
-            r = per[f"{name}_median_ratio"]
-            return f"{r:.2f}" if r is not None else "-"
-
-        rows.append([s["robot"], f"{d['solved']} / {c['solved']}", fmt_us(d["planning_us_median"]),
-                     fmt_us(c["planning_us_median"]), ratio("planning_us_median"), ratio("planning_us_mean"),
-                     per_problem("planning"), fmt_us(d["total_us_median"]), fmt_us(c["total_us_median"]),
-                     ratio("total_us_median"), per_problem("total"), f"{d['verify_failures']} / {c['verify_failures']}"])
+        rows.append(_pair_cells(s, d, c, s["links_per_problem"]) +
+                    [f"{d['verify_failures']} / {c['verify_failures']}"])
     header = [("robot", "left"), ("solved\ndisc / cert", "right"), ("plan median\ndiscrete", "right"),
               ("plan median\ncertified", "right"), ("cert/disc\nmedian", "right"), ("cert/disc\nmean", "right"),
               ("cert/disc\nper problem", "right"), ("plan+simp\ndiscrete", "right"),
