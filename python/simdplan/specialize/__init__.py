@@ -127,15 +127,14 @@ def _build(robot_ref, tables: dict, key: str, isa: str, compiler: str, name: str
             try:
                 source = codegen.generate(tables, key, name)
                 built, seconds = build.compile_kernel(source, isa, compiler, work, nice=background)
-                cache.store(key, built, {"robot": name, "isa": isa, "compiler": build.compiler_id(compiler),
-                                         "compile_seconds": round(seconds, 3)})
-                found = cache.lookup(key)
+                found = cache.store(key, built, {"robot": name, "isa": isa, "compiler": build.compiler_id(compiler),
+                                                 "compile_seconds": round(seconds, 3)})
                 status.compile_seconds = seconds
             finally:
                 build.drop_workdir(work)
+        if found is None:  # this process's other build of key, waited for above, failed
+            raise build.CompileError(f"the build of kernel {key} by another robot of this process failed")
         robot = robot_ref()
-        if found is None:
-            raise OSError(f"the kernel stored under {key} vanished from the cache")
         if robot is not None:
             _attach(robot.core, found[0], key, found[1], status)
         else:

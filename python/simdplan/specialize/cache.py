@@ -77,8 +77,9 @@ def sha256(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def store(key: str, built: Path, meta: dict) -> Path:
-    """Moves a built kernel into the cache under key (atomically) with its description beside it."""
+def store(key: str, built: Path, meta: dict) -> tuple[Path, str]:
+    """Moves a built kernel into the cache under key (atomically) with its description beside it;
+    returns its path and SHA-256, as lookup does."""
     folder = cache_dir()
     final = folder / (key + SUFFIX)
     os.chmod(built, 0o700)
@@ -87,7 +88,7 @@ def store(key: str, built: Path, meta: dict) -> Path:
     with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".tmp-", suffix=".json", delete=False) as f:
         json.dump(dict(meta, key=key, created=time.time()), f, indent=1)
     os.replace(f.name, folder / (key + ".json"))
-    return final
+    return final, meta["sha256"]
 
 
 def remove(key: str) -> None:
