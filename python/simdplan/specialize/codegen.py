@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-GENERATOR_VERSION = 5  # bump whenever the emitted code changes: it is part of the cache key
+GENERATOR_VERSION = 6  # bump whenever the emitted code changes: it is part of the cache key
 
 # Unlisted pairs with more sphere tests than this run the generic loop after their bound test.
 # PERF: unlisted pairs are links several joints apart; unrolled up to 64 tests they were 90-96% of the
@@ -346,9 +346,9 @@ def _block(t: dict, k: int) -> list[str]:
     time grows faster than linearly with a function's size."""
     gr = t["group_bound"]
     pb, pe = t["pair_block_begin"][k], t["pair_block_begin"][k + 1]
-    out = ["  template <class V>",
-           f"  static SIMDPLAN_NOINLINE bool block_{k}(const RobotView& rb, const LaneScratch<V>& s, float padding,",
-           "                                    typename V::Mask& done, bool stop_at_first, CheckState& state) {",
+    out = ["template <class V>",
+           f"SIMDPLAN_NOINLINE bool Blocks::block_{k}(const RobotView& rb, const LaneScratch<V>& s, float padding,",
+           "                                         typename V::Mask& done, bool stop_at_first, CheckState& state) {",
            "    using M = typename V::Mask;",
            f"    const bool lists = padding <= {literal(t['list_max_padding'])};",
            "    (void)lists, (void)rb;"]
@@ -385,31 +385,90 @@ def _block(t: dict, k: int) -> list[str]:
         out.append("        (void)bra, (void)brg;")
         out.append("      }")
         out.append("    }")
-    out += ["    (void)state, (void)stop_at_first;", "    return false;", "  }"]
+    out += ["    (void)state, (void)stop_at_first;", "    return false;", "}"]
     return out
 
 
-def _self_pairs(t: dict) -> list[str]:
-    ng = t["n_groups"]
-    # PERF: one out-of-line copy of the generic pair test; inlined at every unlisted pair (it is
-    # always_inline) it made the ur5's build 4x slower for no fewer instructions
-    out = ["  template <class V>",
-           "  static SIMDPLAN_NOINLINE bool generic_pair(const RobotView& rb, const LaneScratch<V>& s, int32_t p,",
-           "                                            float padding, typename V::Mask& done, bool stop_at_first) {",
-           "    return pair_vs_self(rb, s, p, padding, done, stop_at_first);",
-           "  }"]
-    for k in range(t["n_pair_blocks"]):
-        out += _block(t, k)
+# PERF: relative g++ time of one pair block compiled for VecK where it is twice the native width
+# (AVX2's 16 lanes as two registers) against VecN; measured on the dual arm's blocks (-O2, g++ 12).
+WIDE_BLOCK_COST = 1.8
+
+
+def _block_parts(weights: list[int], k_is_n: bool) -> list[int]:
+    """The part (1 or 2) that compiles each block's VecK instantiation; part 2 also compiles every
+    VecN one where VecN is another type. Greedy, heaviest block first, to the part that ends lighter."""
+    load = {1: 0.0, 2: 0.0 if k_is_n else float(sum(weights))}
+    cost = 1.0 if k_is_n else WIDE_BLOCK_COST
+    owner = [0] * len(weights)
+    for k in sorted(range(len(weights)), key=lambda k: -weights[k]):
+        part = min((1, 2), key=lambda q: load[q] + cost * weights[k])
+        owner[k] = part
+        load[part] += cost * weights[k]
+    return owner
+
+
+def _instantiations(t: dict, weights: list[int]) -> list[str]:
+    """Which part instantiates which block: each block is compiled once per vector type (explicit
+    instantiation in its part, extern template in the other), split so the two parts take about the
+    same time."""
+    def decl(k: int, vec: str) -> str:
+        return (f"template bool Blocks::block_{k}<{vec}>(const RobotView&, const LaneScratch<{vec}>&, float, "
+                f"{vec}::Mask&, bool, CheckState&);")
+
+    out = []
+    for label, k_is_n in (("VecK is VecN", True), ("VecK is twice VecN", False)):
+        owner = _block_parts(weights, k_is_n)
+        out.append("#if defined(SIMDPLAN_ISA_AVX2)" if not k_is_n else "#if !defined(SIMDPLAN_ISA_AVX2)")
+        out.append(f"// {label}")
+        for part in (1, 2):
+            out.append(f"#if SIMDPLAN_SPEC_PART == {part}")
+            for k in range(len(weights)):
+                out.append(("" if owner[k] == part else "extern ") + decl(k, "VecK"))
+            if part == 2 and not k_is_n:
+                out += [decl(k, "VecN") for k in range(len(weights))]
+            out.append("#endif")
+        out.append("#endif")
+    return out
+
+
+def _blocks(t: dict) -> list[str]:
+    """The self-collision pair blocks: struct Blocks (declarations, self_pairs), their definitions, and
+    the split of their instantiations between the two parts."""
+    ng, nk = t["n_groups"], t["n_pair_blocks"]
+    out = ["};", "",
+           "// Blocks is defined the same in both parts (the block bodies outside it are not inline), so each",
+           "// block's code is compiled in one part only (explicit instantiations below).",
+           "struct Blocks : RobotProgram {"]
+    for k in range(nk):
+        out += ["  template <class V>",
+                f"  static bool block_{k}(const RobotView& rb, const LaneScratch<V>& s, float padding,",
+                "                        typename V::Mask& done, bool stop_at_first, CheckState& state);"]
     out += ["  template <class V>",
             "  static SIMDPLAN_INLINE bool self_pairs(const RobotView& rb, const LaneScratch<V>& s, float padding,",
             "                                         typename V::Mask& done, bool stop_at_first, CheckState& state,",
             "                                         const float* far) {"]
-    for k in range(t["n_pair_blocks"]):
+    for k in range(nk):
         out.append(f"    if (!(far && far[{ng + k}] != 0.0f) && block_{k}(rb, s, padding, done, stop_at_first, state)) "
                    "return true;")
     out += ["    (void)rb, (void)s, (void)padding, (void)done, (void)stop_at_first, (void)state, (void)far;",
-            "    return false;", "  }"]
+            "    return false;", "  }", "};", ""]
+    weights = []
+    for k in range(nk):
+        body = _block(t, k)
+        weights.append(len(body))
+        out += body + [""]
+    out += _instantiations(t, weights)
     return out
+
+
+def _generic_pair() -> list[str]:
+    # PERF: one out-of-line copy of the generic pair test; inlined at every unlisted pair (it is
+    # always_inline) it made the ur5's build 4x slower for no fewer instructions
+    return ["  template <class V>",
+            "  static SIMDPLAN_NOINLINE bool generic_pair(const RobotView& rb, const LaneScratch<V>& s, int32_t p,",
+            "                                            float padding, typename V::Mask& done, bool stop_at_first) {",
+            "    return pair_vs_self(rb, s, p, padding, done, stop_at_first);",
+            "  }"]
 
 
 PRELUDE = """\
@@ -445,13 +504,13 @@ using VecN = Vec;
 // the core's environment tests and far test (KernelTable::support), set when the core loads this
 extern const SpecializedSupport* g_support;
 
-namespace {{
-
+// Named, not in an anonymous namespace: both parts' objects share its code (hidden, as every symbol
+// but the entry point).
 struct RobotProgram {{
 """
 
 EPILOGUE = """\
-}};
+namespace {{
 
 // One pass over the lanes (collision/validity.hh check_lanes): frames and bounds ahead, the core's
 // environment tests, then this robot's self-collision pairs.
@@ -465,7 +524,7 @@ SIMDPLAN_INLINE typename V::Mask pass(const RobotView& rb, const EnvironmentView
   done = V::Mask::from_bits(environment(&rb, &env, scratch, &RobotProgram::frames_of<V>, padding, done.bits(),
                                         stop_at_first, &state, far, &stop));
   if (stop) return done;
-  RobotProgram::self_pairs(rb, s, padding, done, stop_at_first, state, far);
+  Blocks::self_pairs(rb, s, padding, done, stop_at_first, state, far);
   return done;
 }}
 
@@ -542,6 +601,7 @@ def generate(tables: dict, key: str, name: str = "robot") -> str:
         out += _bound_fn(t, g, consts)
         out += _place(t, g)
     out += _frames_of(t)
-    out += _self_pairs(t)
+    out += _generic_pair()
+    out += _blocks(t)
     out.append(EPILOGUE.format(key=key))
     return "\n".join(out) + "\n"
