@@ -140,7 +140,10 @@ def _build(robot_ref, tables: dict, key: str, isa: str, compiler: str, name: str
         else:
             status.state, status.reason = "generic", "the robot was gone when its kernel was ready"
     except (build.CompileError, cache.UnsafeCacheError, OSError, ValueError) as e:
-        status.fail(str(e))
+        if build.stopping():  # cut short at interpreter exit (its folder removed, its compiler killed)
+            status.state, status.reason = "generic", "the process exited before its kernel was built"
+        else:
+            status.fail(str(e))
     finally:
         if mine:
             with _inflight_lock:

@@ -112,9 +112,18 @@ def _kill(proc: subprocess.Popen) -> None:
             pass
 
 
+_stopping = threading.Event()
+
+
+def stopping() -> bool:
+    """True once stop_all ran (the interpreter is exiting): builds cut short then are not failures."""
+    return _stopping.is_set()
+
+
 def stop_all() -> None:
     """Ends the compiles still running and removes their folders (at interpreter exit: their kernels
-    would never be attached; the next load builds again)."""
+    would never be attached; the next load builds again). No build starts after it."""
+    _stopping.set()
     with _running_lock:
         procs, dirs = list(_running), list(_workdirs)
     for proc in procs:
@@ -124,6 +133,8 @@ def stop_all() -> None:
 
 
 def _run(cmd: list[str], cwd: Path, nice: bool) -> subprocess.Popen:
+    if _stopping.is_set():
+        raise CompileError("the process is exiting")
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     with _running_lock:
