@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "simdplan/collision/kernels.hh"
+#include "simdplan/scratch.hh"
 
 namespace simdplan {
 
@@ -115,9 +116,9 @@ class CertifiedLink {
   int64_t n_samples_ = 0;                       // rows of sample_t_ / tau_ in use
   std::vector<float> lane_tau_;                 // tau of one kernel call, n_groups x lanes
   std::vector<float> rows_, pair_out_, scratch_;
-  std::vector<double> sample_t_;
+  GrowBuffer<double> sample_t_;
   int32_t stride_ = 0;                          // floats per tau row: n_groups rounded up (kBig after)
-  std::vector<float> tau_;                      // n_samples x stride_
+  GrowBuffer<float> tau_;                       // n_samples x stride_
   std::vector<int32_t> pair_group_;             // later group of each pair
   std::vector<uint8_t> need_;                   // per group: measured at this pass's samples
   std::vector<float> group_reach_t_, pair_reach_t_, pair_list_reach_t_;  // RobotView's, body-major
@@ -132,8 +133,8 @@ class CertifiedLink {
   // group; NaN where not placed); sample_slot_[s] = block * lanes + lane of sample s
   int64_t block_floats_ = 0;
   int32_t n_blocks_ = 0;
-  std::vector<float> aux_;
-  std::vector<int32_t> sample_slot_;
+  GrowBuffer<float> aux_;
+  GrowBuffer<int32_t> sample_slot_;
   std::vector<uint8_t> open_need_;  // per open stretch (the first lanes of them): groups left unproven
 };
 
