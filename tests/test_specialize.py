@@ -140,6 +140,17 @@ def test_loads_in_the_background_when_jit_is_on(private_cache, monkeypatch):
     assert twin.kernel == "specialized" and twin.kernel_info["compile_seconds"] is None
 
 
+def test_compile_right_after_load_reports_the_build_it_waited_for(private_cache, monkeypatch):
+    """robot.compile(wait=True) just after a load with SIMDPLAN_JIT=auto waits for the background build
+    the load started (or runs it first and lets that one wait): either way it is this robot's first
+    build, and its time is reported."""
+    monkeypatch.setenv("SIMDPLAN_JIT", "auto")
+    robot = simdplan.robots.load("panda")
+    info = robot.compile(wait=True)
+    assert robot.kernel == "specialized", info
+    assert info["compile_seconds"] is not None and info["compile_seconds"] > 0, info
+
+
 def test_jit_off_and_bad_settings(private_cache, monkeypatch):
     monkeypatch.setenv("SIMDPLAN_JIT", "off")
     assert simdplan.robots.load("ur5").kernel == "generic"
