@@ -11,9 +11,9 @@ Ctrl-C during a build.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
-import logging
 import subprocess
 import sys
 import threading

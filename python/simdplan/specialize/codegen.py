@@ -407,7 +407,7 @@ def _block_parts(weights: list[int], k_is_n: bool) -> list[int]:
     return owner
 
 
-def _instantiations(t: dict, weights: list[int]) -> list[str]:
+def _instantiations(weights: list[int]) -> list[str]:
     """Which part instantiates which block: each block is compiled once per vector type (explicit
     instantiation in its part, extern template in the other), split so the two parts take about the
     same time."""
@@ -457,7 +457,7 @@ def _blocks(t: dict) -> list[str]:
         body = _block(t, k)
         weights.append(len(body))
         out += body + [""]
-    out += _instantiations(t, weights)
+    out += _instantiations(weights)
     return out
 
 
